@@ -1,0 +1,173 @@
+/* Internal header of the fakecuda stand-in for libcuda (test infrastructure only).
+ * It declares the handle objects and the ag_fake_* helpers shared by the source files
+ * of tests/fakecuda; nothing here is exported from libcuda.so.1 (the version script
+ * exports cu* only). Compiled with -D__CUDA_API_VERSION_INTERNAL so that cuda.h
+ * declares every versioned, _ptds and _ptsz entry point under its real symbol name. */
+#ifndef AG_FAKE_H
+#define AG_FAKE_H
+
+#include <cuda.h>
+#include <cudaProfiler.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Handle objects start with a magic tag so that a bad or destroyed handle is reported as
+ * CUDA_ERROR_INVALID_HANDLE instead of crashing. Destroyed objects are never freed, only
+ * re-tagged AG_FAKE_DEAD, so that use-after-destroy stays detectable in tests. */
+enum ag_fake_magic {
+    AG_FAKE_DEAD = 0x64656164,
+    AG_FAKE_CTX = 0x63747821,
+    AG_FAKE_MODULE = 0x6d6f6421,
+    AG_FAKE_LIBRARY = 0x6c696221,
+    AG_FAKE_FUNC = 0x66756e21,
+    AG_FAKE_KERNEL = 0x6b726e21,
+    AG_FAKE_STREAM = 0x73746d21,
+    AG_FAKE_EVENT = 0x65766e21,
+    AG_FAKE_GRAPH = 0x67726621,
+    AG_FAKE_NODE = 0x6e6f6421,
+    AG_FAKE_EXEC = 0x65786521,
+};
+
+#define AG_FAKE_MAX_PARAMS 16
+#define AG_FAKE_MAX_ARG_BYTES 4096
+
+/* ---- API entry/exit (core.c) ---------------------------------------------------- */
+
+/* Every exported function body is AG_FAKE_BODY(impl call): it takes the global lock,
+ * starts the trace line with the exported symbol name (__func__), checks cuInit, runs
+ * the implementation and writes the trace line. */
+CUresult ag_fake_begin(const char *symbol, int needs_init);
+CUresult ag_fake_end(CUresult rc);
+#define AG_FAKE_BODY_INIT(needs_init, call)                                  \
+    {                                                                          \
+        CUresult rc_ = ag_fake_begin(__func__, needs_init);                    \
+        if (rc_ == CUDA_SUCCESS)                                               \
+            rc_ = (call);                                                      \
+        return ag_fake_end(rc_);                                               \
+    }
+#define AG_FAKE_BODY(call) AG_FAKE_BODY_INIT(1, call)
+#define AG_FAKE_BODY_NOINIT(call) AG_FAKE_BODY_INIT(0, call)
+
+/* Runs a user host function with the "inside a host function" flag set: CUDA calls made
+ * from there fail with CUDA_ERROR_NOT_PERMITTED, as the driver forbids them. */
+void ag_fake_call_host(CUhostFn fn, void *user);
+void ag_fake_call_callback(CUstreamCallback fn, CUstream s, void *user);
+
+/* ---- trace (trace.c) -------------------------------------------------------------- */
+void ag_fake_trace_start(const char *symbol);
+void ag_fake_trace_field(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void ag_fake_trace_finish(CUresult rc);
+
+/* ---- contexts (core.c) ------------------------------------------------------------ */
+struct ag_fake_ctx {
+    unsigned magic;
+    int primary;
+    unsigned flags;
+    unsigned long long id;
+};
+CUresult ag_fake_current_ctx(struct ag_fake_ctx **out);
+CUresult ag_fake_check_ctx(CUcontext h, struct ag_fake_ctx **out);
+
+/* ---- kernels (kernels.c) ---------------------------------------------------------- */
+struct ag_fake_kdef {
+    const char *name;
+    unsigned nparams;
+    struct {
+        size_t size, align;
+    } param[AG_FAKE_MAX_PARAMS];
+    /* Runs the kernel body for global thread indices [0, nthreads). */
+    void (*run)(const struct ag_fake_kdef *k, const unsigned char *args, unsigned long long nthreads);
+};
+const struct ag_fake_kdef *ag_fake_kdef_find(const char *name);
+size_t ag_fake_param_offset(const struct ag_fake_kdef *k, unsigned i);
+size_t ag_fake_args_size(const struct ag_fake_kdef *k);
+
+/* ---- modules, libraries, functions (module.c) -------------------------------------- */
+/* Resolves a CUfunction that may also be a CUkernel cast to CUfunction (as cudart does). */
+CUresult ag_fake_launchable(CUfunction f, const struct ag_fake_kdef **out);
+CUresult ag_fake_func_only(CUfunction f, const struct ag_fake_kdef **out);
+CUresult ag_fake_kernel_only(CUkernel k, const struct ag_fake_kdef **out);
+/* Packs kernelParams or an `extra` buffer into args (AG_FAKE_MAX_ARG_BYTES bytes). */
+CUresult ag_fake_pack_args(const struct ag_fake_kdef *k, void **params, void **extra, unsigned char *args);
+
+/* ---- memory (memory.c) ------------------------------------------------------------ */
+/* Validates c, and performs it when execute is set. */
+CUresult ag_fake_copy3d(const CUDA_MEMCPY3D *c, int execute);
+CUresult ag_fake_memset_check(const CUDA_MEMSET_NODE_PARAMS *p);
+void ag_fake_memset2d(CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem, size_t width, size_t height);
+void ag_fake_copy1d_desc(CUDA_MEMCPY3D *c, CUmemorytype dt, void *dst, CUmemorytype st, const void *src, size_t bytes);
+void ag_fake_copy2d_desc(CUDA_MEMCPY3D *c, const CUDA_MEMCPY2D *p);
+
+/* ---- streams, events, capture (stream.c) ------------------------------------------- */
+struct ag_fake_capture;
+struct ag_fake_stream {
+    unsigned magic;
+    int index; /* -1 legacy, -2 per-thread, else creation index */
+    unsigned flags;
+    int priority;
+    struct ag_fake_ctx *ctx;
+    struct ag_fake_capture *cap;
+    /* Capture dependency frontier: nodes the next captured node depends on. */
+    CUgraphNode *deps;
+    size_t ndeps, capdeps;
+};
+struct ag_fake_event {
+    unsigned magic;
+    unsigned flags;
+    int recorded;
+    long long ns;
+    /* Set when recorded into a capture: lets other streams join it (fork/join). */
+    struct ag_fake_capture *cap;
+    CUgraphNode *deps;
+    size_t ndeps;
+};
+CUresult ag_fake_stream(CUstream h, int per_thread_default, struct ag_fake_stream **out);
+const char *ag_fake_stream_label(const struct ag_fake_stream *s);
+CUresult ag_fake_event(CUevent h, struct ag_fake_event **out);
+void ag_fake_event_stamp(struct ag_fake_event *e);
+/* Synchronous APIs call this: fails (and invalidates captures) when capture rules forbid. */
+CUresult ag_fake_capture_unsafe(struct ag_fake_stream *s);
+/* When s is capturing, appends node params to its capture graph and returns 1. */
+struct ag_fake_graph;
+struct ag_fake_node;
+int ag_fake_capturing(const struct ag_fake_stream *s);
+CUresult ag_fake_capture_add(struct ag_fake_stream *s, const struct ag_fake_node *proto);
+
+/* ---- graphs (graph.c) ------------------------------------------------------------- */
+struct ag_fake_node {
+    unsigned magic;
+    CUgraphNodeType type;
+    struct ag_fake_graph *graph;
+    CUgraphNode *deps;
+    size_t ndeps;
+    /* kernel */
+    const struct ag_fake_kdef *kdef;
+    CUfunction func;
+    CUkernel kern;
+    CUcontext ctx;
+    unsigned grid[3], block[3], shmem;
+    unsigned char args[AG_FAKE_MAX_ARG_BYTES];
+    void *argptr[AG_FAKE_MAX_PARAMS];
+    CUkernelNodeAttrValue attr[32];
+    unsigned attr_set;
+    /* memcpy */
+    CUDA_MEMCPY3D copy;
+    /* memset */
+    CUDA_MEMSET_NODE_PARAMS set;
+    /* host */
+    CUDA_HOST_NODE_PARAMS host;
+    /* event record / wait */
+    CUevent event;
+    /* child graph (a captured cuGraphLaunch): a private snapshot of the launched exec */
+    struct ag_fake_exec *child;
+};
+CUresult ag_fake_graph_new(struct ag_fake_graph **out);
+CUresult ag_fake_graph_add(struct ag_fake_graph *g, const struct ag_fake_node *proto, const CUgraphNode *deps,
+                           size_t ndeps, CUgraphNode *out);
+void ag_fake_node_run(const struct ag_fake_node *n);
+/* Runs an already validated launch synchronously. */
+void ag_fake_run_kernel(const struct ag_fake_kdef *k, const unsigned char *args, const unsigned grid[3],
+                        const unsigned block[3]);
+CUresult ag_fake_check_dims(const unsigned grid[3], const unsigned block[3], unsigned shmem);
+
+#endif
