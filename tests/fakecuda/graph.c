@@ -1,6 +1,8 @@
 /* fakecuda graphs: the explicit graph API, instantiation into executable snapshots,
  * graph launch (nodes run synchronously in a topological order), exec updates, and the
- * node store that stream capture appends to. Owned by the fakecuda test stand-in. */
+ * node store that stream capture appends to. Owned by the fakecuda test stand-in.
+ * Bad graph, node and exec handles give CUDA_ERROR_INVALID_VALUE, as the driver
+ * documents for these calls (other handle kinds give CUDA_ERROR_INVALID_HANDLE). */
 #define _GNU_SOURCE
 #include "fake.h"
 

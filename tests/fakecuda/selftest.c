@@ -3,7 +3,7 @@
  * handle rules, copies, events, graphs, capture, cuGetProcAddress) and compares every
  * result with values computed here. Exits non-zero at the first mismatch. */
 #include <cuda.h>
-#include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -654,6 +654,42 @@ static void test_contexts(void)
     EXPECT(cur != c);
 }
 
+/* Each thread needs its own current context; all share the module and the lock. */
+static void *worker(void *arg)
+{
+    CUcontext ctx;
+    CUdeviceptr d;
+    CUfunction f = arg;
+    float h[N], v;
+    int n = N;
+    if (cuCtxGetCurrent(&ctx) != CUDA_SUCCESS || ctx != NULL)
+        return "new thread already has a context";
+    if (cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx) || cuMemAlloc(&d, sizeof h))
+        return "context setup failed";
+    for (int i = 0; i < 50; i++) {
+        v = (float)i;
+        if (cuLaunchKernel(f, NB(N), 1, 1, 256, 1, 1, 0, CU_STREAM_PER_THREAD, (void *[]){&d, &v, &n}, NULL) ||
+            cuMemcpyDtoH(h, d, sizeof h) || h[N - 1] != v)
+            return "launch or copy failed";
+    }
+    if (cuMemFree(d) || cuDevicePrimaryCtxRelease(0))
+        return "cleanup failed";
+    return NULL;
+}
+
+static void test_threads(void)
+{
+    pthread_t t[4];
+    for (int i = 0; i < 4; i++)
+        EXPECT(pthread_create(&t[i], NULL, worker, fn("ag_fill")) == 0);
+    for (int i = 0; i < 4; i++) {
+        void *err;
+        EXPECT(pthread_join(t[i], &err) == 0);
+        if (err)
+            FAIL("thread %d: %s", i, (const char *)err);
+    }
+}
+
 int main(int argc, char **argv)
 {
     CUdevice dev;
@@ -694,6 +730,7 @@ int main(int argc, char **argv)
     test_capture();
     test_proc_address();
     test_contexts();
+    test_threads();
 
     OK(cuLibraryUnload(lib));
     CUkernel k;
