@@ -127,7 +127,8 @@ CUresult ag_fake_event(CUevent h, struct ag_fake_event **out);
 void ag_fake_event_stamp(struct ag_fake_event *e);
 /* Synchronous APIs call this: fails (and invalidates captures) when capture rules forbid. */
 CUresult ag_fake_capture_unsafe(struct ag_fake_stream *s);
-/* When s is capturing, appends node params to its capture graph and returns 1. */
+/* Work submitted to a capturing stream goes to ag_fake_capture_add, which appends a copy
+ * of proto to the capture graph after the stream's dependency frontier. */
 struct ag_fake_graph;
 struct ag_fake_node;
 int ag_fake_capturing(const struct ag_fake_stream *s);
