@@ -1,0 +1,65 @@
+# libautograph: `make` builds build/libautograph.so and the launcher,
+# `make test` runs every test on the CPU stand-in for libcuda,
+# `make demo` runs the tiny-kernel program eager, under autograph and graphed.
+
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(CUDA_HOME)/bin/nvcc
+PYTHON    ?= python3
+BUILD     ?= build
+PREFIX    ?= /usr/local
+VERSION   := 0.1.0
+
+LIB_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
+	-D_GNU_SOURCE -D__CUDA_API_VERSION_INTERNAL -DAG_VERSION=\"$(VERSION)\" \
+	-I$(CUDA_HOME)/include -Isrc -I$(BUILD)/gen
+LIB_LDFLAGS := -shared -Wl,--version-script=src/libautograph.map -Wl,-z,defs \
+	-Wl,-z,noexecstack -ldl -lpthread
+
+LIB_SRC := $(wildcard src/*.c src/hook/*.c src/engine/*.c)
+LIB_ASM := $(wildcard src/hook/*.S)
+LIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%,$(LIB_SRC:.c=.o) $(LIB_ASM:.S=.o)) $(BUILD)/obj/g_hook.o
+LIB     := $(BUILD)/libautograph.so
+GEN     := $(BUILD)/gen/g_hook.h $(BUILD)/gen/g_hook.c
+
+.PHONY: all lib test demo install clean
+all: lib
+
+lib: $(LIB)
+
+$(LIB): $(LIB_OBJ) src/libautograph.map
+	$(CC) -o $@ $(LIB_OBJ) $(LIB_LDFLAGS)
+
+# The generated wrappers follow the installed toolkit: cuda.h through the
+# preprocessor with every variant declared, then the policy table.
+$(BUILD)/gen/cuda_pp.i: $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cudaProfiler.h
+	@mkdir -p $(@D)
+	printf '#include <cuda.h>\n#include <cudaProfiler.h>\n' | \
+		$(CC) -E -P -D__CUDA_API_VERSION_INTERNAL -I$(CUDA_HOME)/include -x c - -o $@
+
+$(GEN) &: $(BUILD)/gen/cuda_pp.i src/hook/gen_wrappers.py src/hook/classes.txt
+	$(PYTHON) src/hook/gen_wrappers.py $< src/hook/classes.txt $(BUILD)/gen
+
+$(BUILD)/obj/%.o: src/%.c $(GEN)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/obj/%.o: src/%.S
+	@mkdir -p $(@D)
+	$(CC) -c $< -o $@
+
+$(BUILD)/obj/g_hook.o: $(BUILD)/gen/g_hook.c $(GEN)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -Wno-unused-parameter -c $< -o $@
+
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d)
+
+include tests/tests.mk
+-include tests/fakecuda/fakecuda.mk
+-include apps/apps.mk
+
+install: $(LIB)
+	install -d $(DESTDIR)$(PREFIX)/lib
+	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libautograph.so
+
+clean:
+	rm -rf $(BUILD)

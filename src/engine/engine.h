@@ -1,0 +1,53 @@
+/*
+ * What the hook layer asks of the engine. Every stream operation the engine
+ * records arrives through ag_engine_submit(); everything else that touches
+ * stream order arrives as one of the ordering calls below, which submit held
+ * work that the call could observe before the call itself is forwarded.
+ */
+#ifndef AG_ENGINE_H
+#define AG_ENGINE_H
+
+#include "engine/call.h"
+#include "g_hook.h"
+
+/* A recordable operation: held, replayed or forwarded; returns the caller's status. */
+CUresult ag_engine_submit(const struct ag_call *c);
+
+/* A barrier-class call (fn is its enum ag_fn, or -1 for an unknown function). */
+void ag_engine_barrier(int fn);
+
+/* An operation on stream s that the engine does not record. */
+void ag_engine_stream_op(CUstream s, int per_thread);
+
+/* A call that waits for stream s. */
+void ag_engine_sync_stream(CUstream s, int per_thread);
+
+/* A call that waits for all work, a context or an event. */
+void ag_engine_sync_all(void);
+
+/* After a waiting call: an error that eager submission of held work met is reported here. */
+CUresult ag_engine_sync_done(CUresult rc, CUstream s, int per_thread);
+
+/* The program's own stream capture starts or ends: the engine stands aside meanwhile. */
+void ag_engine_capture_begin(void);
+void ag_engine_capture_end(void);
+
+/* Handles that recorded work may refer to are going away. */
+void ag_engine_forget_all(void);
+
+/* A stream is destroyed. */
+void ag_engine_stream_destroyed(CUstream s);
+
+/* Event flags (timing events cannot be graph nodes) and page-locked host ranges. */
+void ag_engine_event_created(CUevent ev, unsigned flags);
+void ag_engine_pinned_add(const void *p, size_t bytes);
+void ag_engine_pinned_remove(const void *p);
+int ag_engine_pinned(const void *p, size_t bytes);
+
+/* Process lifecycle (autograph.c). */
+void ag_engine_init(void);
+void ag_engine_at_exit(void);
+void ag_engine_before_fork(void);
+void ag_engine_after_fork_child(void);
+
+#endif

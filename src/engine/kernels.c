@@ -1,0 +1,162 @@
+/*
+ * The kernel table: open addressing over a fixed array of entry pointers,
+ * filled with compare-and-swap, never locked. An entry, once published, is
+ * immutable but for its launch counter. Forgetting (after an unload, when the
+ * driver may reuse a handle for another kernel) publishes a fresh table; old
+ * tables stay on a chain, because a thread may still hold one of their
+ * entries and because the exit report counts their launches too.
+ */
+#include "engine/kernels.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "hook/real.h"
+
+#define CAPACITY (1u << 16)
+
+struct generation {
+	struct ag_kern *slot[CAPACITY];
+	struct generation *older;
+};
+
+static struct generation first;
+static struct generation *current = &first;
+static unsigned count;
+
+static unsigned slot_of(uintptr_t h)
+{
+	uint64_t x = (uint64_t)h * 0x9E3779B97F4A7C15ull;
+	return (unsigned)(x >> 48) & (CAPACITY - 1);
+}
+
+/* Parameter info: cuFuncGetParamInfo refuses a CUkernel, cuKernelGetParamInfo takes it. */
+static int param_info(CUfunction f, int is_kernel, size_t i, size_t *off, size_t *size)
+{
+	return is_kernel ? AG_REAL(cuKernelGetParamInfo)((CUkernel)f, i, off, size)
+			 : AG_REAL(cuFuncGetParamInfo)(f, i, off, size);
+}
+
+static struct ag_kern *learn(CUfunction f)
+{
+	size_t off, size;
+	int is_kernel = 0;
+	CUresult rc = param_info(f, 0, 0, &off, &size);
+	if (rc == CUDA_ERROR_INVALID_HANDLE) {
+		is_kernel = 1;
+		rc = param_info(f, 1, 0, &off, &size);
+	}
+	int layout_ok = rc == CUDA_SUCCESS || rc == CUDA_ERROR_INVALID_VALUE;
+	size_t n = 0;
+	while (layout_ok && rc == CUDA_SUCCESS && n < 0xffff)
+		rc = param_info(f, is_kernel, ++n, &off, &size);
+	const char *name = NULL;
+	if (is_kernel)
+		AG_REAL(cuKernelGetName)(&name, (CUkernel)f);
+	else
+		AG_REAL(cuFuncGetName)(&name, f);
+	if (!name)
+		name = "?";
+	size_t len = strlen(name) + 1;
+	struct ag_kern *k = calloc(1, sizeof *k + len);
+	if (!k)
+		return NULL;
+	memcpy(k->name, name, len);
+	k->handle = (uintptr_t)f;
+	k->is_kernel = (uint8_t)is_kernel;
+	k->nparams = (uint16_t)n;
+	if (layout_ok && n) {
+		k->offset = calloc(n, sizeof *k->offset);
+		k->size = calloc(n, sizeof *k->size);
+		layout_ok = k->offset && k->size;
+	}
+	for (size_t i = 0; layout_ok && i < n; i++) {
+		if (param_info(f, is_kernel, i, &off, &size) != CUDA_SUCCESS) {
+			layout_ok = 0;
+			break;
+		}
+		k->offset[i] = (uint16_t)off;
+		k->size[i] = (uint16_t)size;
+		if (off + size > k->argbytes)
+			k->argbytes = (uint32_t)(off + size);
+	}
+	k->layout_ok = (uint8_t)layout_ok;
+	const char *inc = ag_opt.text[AG_OPT_INCLUDE], *exc = ag_opt.text[AG_OPT_EXCLUDE];
+	k->graphable = (!ag_opt.num[AG_OPT_INCLUDE] || ag_opt_list_match(inc, name)) &&
+		       !(ag_opt.num[AG_OPT_EXCLUDE] && ag_opt_list_match(exc, name));
+	return k;
+}
+
+struct ag_kern *ag_kern_get(CUfunction f)
+{
+	struct ag_kern **t = __atomic_load_n(&current, __ATOMIC_ACQUIRE)->slot;
+	uintptr_t h = (uintptr_t)f;
+	struct ag_kern *mine = NULL;
+	for (unsigned i = slot_of(h), probes = 0; probes < CAPACITY; i = (i + 1) & (CAPACITY - 1), probes++) {
+		struct ag_kern *k = __atomic_load_n(&t[i], __ATOMIC_ACQUIRE);
+		if (k && k->handle == h) {
+			if (mine) {
+				free(mine->offset);
+				free(mine->size);
+				free(mine);
+			}
+			return k;
+		}
+		if (k)
+			continue;
+		if (!mine && !(mine = learn(f)))
+			return NULL;
+		if (__atomic_compare_exchange_n(&t[i], &k, mine, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			__atomic_add_fetch(&count, 1, __ATOMIC_RELAXED);
+			return mine;
+		}
+		if (k->handle == h) {
+			free(mine->offset);
+			free(mine->size);
+			free(mine);
+			return k;
+		}
+	}
+	return NULL;
+}
+
+size_t ag_kern_distinct(void)
+{
+	return __atomic_load_n(&count, __ATOMIC_RELAXED);
+}
+
+static int more_launches(const void *a, const void *b)
+{
+	uint64_t x = (*(const struct ag_kern *const *)a)->launches;
+	uint64_t y = (*(const struct ag_kern *const *)b)->launches;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+size_t ag_kern_top(const struct ag_kern **out, size_t max)
+{
+	size_t n = 0;
+	for (struct generation *g = __atomic_load_n(&current, __ATOMIC_ACQUIRE); g; g = g->older)
+	for (unsigned i = 0; i < CAPACITY; i++) {
+		struct ag_kern *k = __atomic_load_n(&g->slot[i], __ATOMIC_ACQUIRE);
+		if (!k)
+			continue;
+		if (n < max) {
+			out[n++] = k;
+			qsort(out, n, sizeof *out, more_launches);
+		} else if (k->launches > out[max - 1]->launches) {
+			out[max - 1] = k;
+			qsort(out, n, sizeof *out, more_launches);
+		}
+	}
+	return n;
+}
+
+void ag_kern_forget_all(void)
+{
+	struct generation *g = calloc(1, sizeof *g);
+	if (!g)
+		return;
+	g->older = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&current, g, __ATOMIC_RELEASE);
+}

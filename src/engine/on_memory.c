@@ -1,0 +1,194 @@
+/*
+ * Handlers for asynchronous 1-D copies and sets (described and handed to the
+ * engine) and for page-locked host memory (tracked, so the engine knows which
+ * host buffers an async copy may read later rather than at the call).
+ */
+#include "engine/engine.h"
+#include "hook/real.h"
+#include "stats.h"
+
+static CUresult copy(int dir, int per_thread, CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+		     CUstream s)
+{
+	struct ag_call c = {.kind = AG_OP_COPY, .api = (unsigned char)dir,
+			    .per_thread = (unsigned char)per_thread, .stream = s};
+	c.u.copy.dst = dst;
+	c.u.copy.src = src;
+	c.u.copy.bytes = bytes;
+	return ag_engine_submit(&c);
+}
+
+CUresult ag_on_cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+	return copy(AG_COPY_HTOD, 0, dst, (CUdeviceptr)src, n, s);
+}
+
+CUresult ag_on_cuMemcpyHtoDAsync_v2_ptsz(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+{
+	return copy(AG_COPY_HTOD, 1, dst, (CUdeviceptr)src, n, s);
+}
+
+CUresult ag_on_cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	return copy(AG_COPY_DTOH, 0, (CUdeviceptr)dst, src, n, s);
+}
+
+CUresult ag_on_cuMemcpyDtoHAsync_v2_ptsz(void *dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	return copy(AG_COPY_DTOH, 1, (CUdeviceptr)dst, src, n, s);
+}
+
+CUresult ag_on_cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	return copy(AG_COPY_DTOD, 0, dst, src, n, s);
+}
+
+CUresult ag_on_cuMemcpyDtoDAsync_v2_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	return copy(AG_COPY_DTOD, 1, dst, src, n, s);
+}
+
+CUresult ag_on_cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	return copy(AG_COPY_UNIFIED, 0, dst, src, n, s);
+}
+
+CUresult ag_on_cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+{
+	return copy(AG_COPY_UNIFIED, 1, dst, src, n, s);
+}
+
+static CUresult set(int per_thread, int two_d, CUdeviceptr dst, size_t pitch, unsigned value, unsigned elem,
+		    size_t width, size_t height, CUstream s)
+{
+	struct ag_call c = {.kind = AG_OP_MEMSET, .per_thread = (unsigned char)per_thread, .stream = s};
+	c.u.set.dst = dst;
+	c.u.set.pitch = pitch;
+	c.u.set.value = value;
+	c.u.set.elem = elem;
+	c.u.set.width = width;
+	c.u.set.height = height;
+	c.u.set.two_d = (unsigned char)two_d;
+	return ag_engine_submit(&c);
+}
+
+CUresult ag_on_cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+	return set(0, 0, d, 0, v, 1, n, 1, s);
+}
+
+CUresult ag_on_cuMemsetD8Async_ptsz(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+	return set(1, 0, d, 0, v, 1, n, 1, s);
+}
+
+CUresult ag_on_cuMemsetD16Async(CUdeviceptr d, unsigned short v, size_t n, CUstream s)
+{
+	return set(0, 0, d, 0, v, 2, n, 1, s);
+}
+
+CUresult ag_on_cuMemsetD16Async_ptsz(CUdeviceptr d, unsigned short v, size_t n, CUstream s)
+{
+	return set(1, 0, d, 0, v, 2, n, 1, s);
+}
+
+CUresult ag_on_cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+	return set(0, 0, d, 0, v, 4, n, 1, s);
+}
+
+CUresult ag_on_cuMemsetD32Async_ptsz(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+	return set(1, 0, d, 0, v, 4, n, 1, s);
+}
+
+CUresult ag_on_cuMemsetD2D8Async(CUdeviceptr d, size_t pitch, unsigned char v, size_t w, size_t h,
+				 CUstream s)
+{
+	return set(0, 1, d, pitch, v, 1, w, h, s);
+}
+
+CUresult ag_on_cuMemsetD2D8Async_ptsz(CUdeviceptr d, size_t pitch, unsigned char v, size_t w,
+				      size_t h, CUstream s)
+{
+	return set(1, 1, d, pitch, v, 1, w, h, s);
+}
+
+CUresult ag_on_cuMemsetD2D16Async(CUdeviceptr d, size_t pitch, unsigned short v, size_t w,
+				  size_t h, CUstream s)
+{
+	return set(0, 1, d, pitch, v, 2, w, h, s);
+}
+
+CUresult ag_on_cuMemsetD2D16Async_ptsz(CUdeviceptr d, size_t pitch, unsigned short v, size_t w,
+				       size_t h, CUstream s)
+{
+	return set(1, 1, d, pitch, v, 2, w, h, s);
+}
+
+CUresult ag_on_cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned int v, size_t w, size_t h,
+				  CUstream s)
+{
+	return set(0, 1, d, pitch, v, 4, w, h, s);
+}
+
+CUresult ag_on_cuMemsetD2D32Async_ptsz(CUdeviceptr d, size_t pitch, unsigned int v, size_t w,
+				       size_t h, CUstream s)
+{
+	return set(1, 1, d, pitch, v, 4, w, h, s);
+}
+
+CUresult ag_on_cuMemAllocHost(void **pp, unsigned int bytes)
+{
+	CUresult rc = AG_REAL(cuMemAllocHost)(pp, bytes);
+	if (rc == CUDA_SUCCESS)
+		ag_engine_pinned_add(*pp, bytes);
+	return rc;
+}
+
+CUresult ag_on_cuMemAllocHost_v2(void **pp, size_t bytes)
+{
+	CUresult rc = AG_REAL(cuMemAllocHost_v2)(pp, bytes);
+	if (rc == CUDA_SUCCESS)
+		ag_engine_pinned_add(*pp, bytes);
+	return rc;
+}
+
+CUresult ag_on_cuMemHostAlloc(void **pp, size_t bytes, unsigned int flags)
+{
+	CUresult rc = AG_REAL(cuMemHostAlloc)(pp, bytes, flags);
+	if (rc == CUDA_SUCCESS)
+		ag_engine_pinned_add(*pp, bytes);
+	return rc;
+}
+
+CUresult ag_on_cuMemHostRegister(void *p, size_t bytes, unsigned int flags)
+{
+	CUresult rc = AG_REAL(cuMemHostRegister)(p, bytes, flags);
+	if (rc == CUDA_SUCCESS)
+		ag_engine_pinned_add(p, bytes);
+	return rc;
+}
+
+CUresult ag_on_cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags)
+{
+	CUresult rc = AG_REAL(cuMemHostRegister_v2)(p, bytes, flags);
+	if (rc == CUDA_SUCCESS)
+		ag_engine_pinned_add(p, bytes);
+	return rc;
+}
+
+/* Held copies may still read or write the buffer: submit them before it goes. */
+CUresult ag_on_cuMemFreeHost(void *p)
+{
+	ag_engine_barrier(AG_FN_cuMemFreeHost);
+	ag_engine_pinned_remove(p);
+	return AG_REAL(cuMemFreeHost)(p);
+}
+
+CUresult ag_on_cuMemHostUnregister(void *p)
+{
+	ag_engine_barrier(AG_FN_cuMemHostUnregister);
+	ag_engine_pinned_remove(p);
+	return AG_REAL(cuMemHostUnregister)(p);
+}

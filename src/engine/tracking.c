@@ -1,0 +1,113 @@
+/*
+ * What the engine must know about memory and events that the driver will not
+ * tell it cheaply: which host ranges are page-locked (an async copy from
+ * them reads the buffer when it runs, so it may be deferred; one from
+ * pageable memory reads it at the call and may not) and which events were
+ * created without timing (only those may become graph event-record nodes).
+ * Both are small tables behind a mutex: they change at allocation time and
+ * are read once per recorded copy or event record, never per launch.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <uthash.h>
+
+#include "engine/engine.h"
+
+struct range {
+	uintptr_t start, end;
+};
+
+static struct range *ranges;
+static size_t nranges, cap;
+static pthread_mutex_t range_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ag_engine_pinned_add(const void *p, size_t bytes)
+{
+	pthread_mutex_lock(&range_lock);
+	if (nranges == cap) {
+		size_t ncap = cap ? 2 * cap : 64;
+		struct range *r = realloc(ranges, ncap * sizeof *r);
+		if (!r) {
+			pthread_mutex_unlock(&range_lock);
+			return;
+		}
+		ranges = r;
+		cap = ncap;
+	}
+	size_t i = nranges;
+	while (i > 0 && ranges[i - 1].start > (uintptr_t)p) {
+		ranges[i] = ranges[i - 1];
+		i--;
+	}
+	ranges[i] = (struct range){(uintptr_t)p, (uintptr_t)p + bytes};
+	nranges++;
+	pthread_mutex_unlock(&range_lock);
+}
+
+void ag_engine_pinned_remove(const void *p)
+{
+	pthread_mutex_lock(&range_lock);
+	for (size_t i = 0; i < nranges; i++) {
+		if (ranges[i].start == (uintptr_t)p) {
+			memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof *ranges);
+			nranges--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&range_lock);
+}
+
+int ag_engine_pinned(const void *p, size_t bytes)
+{
+	uintptr_t a = (uintptr_t)p, b = a + bytes;
+	int found = 0;
+	pthread_mutex_lock(&range_lock);
+	size_t lo = 0, hi = nranges;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ranges[mid].start <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > 0 && ranges[lo - 1].start <= a && b <= ranges[lo - 1].end && b >= a)
+		found = 1;
+	pthread_mutex_unlock(&range_lock);
+	return found;
+}
+
+struct event_info {
+	CUevent ev;
+	unsigned flags;
+	UT_hash_handle hh;
+};
+
+static struct event_info *events;
+static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void ag_engine_event_created(CUevent ev, unsigned flags)
+{
+	pthread_mutex_lock(&event_lock);
+	struct event_info *e;
+	HASH_FIND_PTR(events, &ev, e);
+	if (!e && (e = calloc(1, sizeof *e))) {
+		e->ev = ev;
+		HASH_ADD_PTR(events, ev, e);
+	}
+	if (e)
+		e->flags = flags;
+	pthread_mutex_unlock(&event_lock);
+}
+
+int ag_engine_event_flags(CUevent ev, unsigned *flags)
+{
+	pthread_mutex_lock(&event_lock);
+	struct event_info *e;
+	HASH_FIND_PTR(events, &ev, e);
+	if (e)
+		*flags = e->flags;
+	pthread_mutex_unlock(&event_lock);
+	return e != NULL;
+}

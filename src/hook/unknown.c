@@ -1,0 +1,48 @@
+/*
+ * Bookkeeping for trampolines.S: which real function each trampoline slot leads
+ * to. A slot is given once per distinct function (the same pointer asked for
+ * twice reuses its slot) and never taken back; when the slots run out, the
+ * function is handed out unwrapped and a warning says so.
+ */
+#include <pthread.h>
+#include <stdint.h>
+
+#include "engine/engine.h"
+#include "hook/hook.h"
+#include "log.h"
+
+#define SLOTS 64
+
+extern void *const ag_hook_unknown_slots[SLOTS];
+void *ag_hook_unknown_enter(unsigned slot);
+
+static void *targets[SLOTS];
+static unsigned used;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+void *ag_hook_unknown_enter(unsigned slot)
+{
+	ag_stats_count_unknown();
+	ag_engine_barrier(-1);
+	return targets[slot];
+}
+
+void *ag_hook_unknown(void *real, const char *asked)
+{
+	void *out = real;
+	pthread_mutex_lock(&lock);
+	unsigned i = 0;
+	while (i < used && targets[i] != real)
+		i++;
+	if (i == used && used < SLOTS)
+		targets[used++] = real;
+	if (i < used)
+		out = ag_hook_unknown_slots[i];
+	pthread_mutex_unlock(&lock);
+	if (out == real)
+		AG_LOG(AG_LOG_WARN, "%s is unknown to this build and no barrier slot is left; "
+				    "it is passed through unobserved", asked);
+	else
+		AG_LOG(AG_LOG_INFO, "%s is unknown to this build: it runs behind a barrier", asked);
+	return out;
+}

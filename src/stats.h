@@ -1,0 +1,69 @@
+/*
+ * Statistics: counters per thread, summed at exit. Each thread owns a block
+ * (allocated once, on its first counted call, and reused by a later thread
+ * after it exits), so counting is a plain add with no shared cache line and
+ * no lock, and the totals are exact with any number of threads.
+ */
+#ifndef AG_STATS_H
+#define AG_STATS_H
+
+#include <stdint.h>
+
+#include "g_hook.h"
+
+enum ag_stat {
+	AG_STAT_NONE, AG_STAT_LAUNCH, AG_STAT_HOSTFN, AG_STAT_GRAPH, AG_STAT_COPY_HTOD,
+	AG_STAT_COPY_DTOH, AG_STAT_COPY_DTOD, AG_STAT_COPY, AG_STAT_MEMSET, AG_STAT_EVENT,
+	AG_STAT_SYNC
+};
+
+enum ag_scalar {
+#define AG_STAT(id, key, help) AG_S_##id,
+#include "stats.def"
+#undef AG_STAT
+	AG_S_COUNT
+};
+
+struct ag_stats_block {
+	uint64_t calls[AG_FN_COUNT][3];
+	uint64_t scalar[AG_S_COUNT];
+	struct ag_stats_block *next_all;
+	struct ag_stats_block *next_free;
+};
+
+extern __thread struct ag_stats_block *ag_stats_tls __attribute__((tls_model("initial-exec")));
+
+struct ag_stats_block *ag_stats_block_new(void);
+
+static inline struct ag_stats_block *ag_stats_block(void)
+{
+	struct ag_stats_block *b = ag_stats_tls;
+	return __builtin_expect(b != NULL, 1) ? b : ag_stats_block_new();
+}
+
+static inline void ag_stats_bump(uint64_t *c, uint64_t n)
+{
+	__atomic_store_n(c, *c + n, __ATOMIC_RELAXED);
+}
+
+static inline void ag_stats_count_call(int fn, int door)
+{
+	ag_stats_bump(&ag_stats_block()->calls[fn][door], 1);
+}
+
+static inline void ag_stats_add(enum ag_scalar s, uint64_t n)
+{
+	ag_stats_bump(&ag_stats_block()->scalar[s], n);
+}
+
+static inline void ag_stats_count_unknown(void)
+{
+	ag_stats_add(AG_S_UNKNOWN_CALLS, 1);
+}
+
+void ag_stats_count_lookup(int door, int known);
+
+/* Writes the report AUTOGRAPH_STATS asks for; safe to call once at exit. */
+void ag_stats_report(void);
+
+#endif
