@@ -1,0 +1,252 @@
+/*
+ * Observation and detection. Every operation a stream submits eagerly is
+ * recorded into a ring (argument bytes into a ring arena) and fed to two
+ * detectors:
+ *  - segments: the run of operations between two boundaries (a sync, a
+ *    barrier, an unrecorded operation on the stream) is hashed; a segment
+ *    seen AUTOGRAPH_WARMUP times becomes sequences (one whose shape repeats
+ *    but whose arguments change becomes one too, to be replayed by updates);
+ *  - periods: for loops with no boundary at all, the distance to the last
+ *    occurrence of the same operation hash proposes a period, confirmed op by
+ *    op; a long confirmed run becomes a sequence of whole periods.
+ * A sequence never spans a boundary or an operation that cannot be a graph
+ * node, and is cut every AUTOGRAPH_MAX_OPS operations from its start so that
+ * the pieces repeat. Hashes only propose: replay compares full operations.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "engine/internal.h"
+#include "log.h"
+#include "stats.h"
+
+#define PERIOD_COMMIT 256 /* confirmed ops before an unbounded loop is graphed */
+#define PERIOD_UNIT 128   /* short periods are grouped up to this many ops */
+#define SEQS_PER_STREAM 256
+#define SHAPE_SALT 0x5bd1e9955bd1e995ull
+
+static unsigned next_seq_id;
+
+int ag_detect_ready(struct ag_stream *st)
+{
+	if (st->hist)
+		return 1;
+	size_t max_ops = (size_t)ag_opt.num[AG_OPT_MAX_OPS];
+	st->hist = calloc(AG_HIST, sizeof *st->hist);
+	st->arena = malloc(AG_ARENA);
+	st->lastpos = calloc(AG_LASTPOS, sizeof *st->lastpos);
+	st->held = calloc(max_ops, sizeof *st->held);
+	st->dirty = calloc(max_ops, 1);
+	if (st->hist && st->arena && st->lastpos && st->held && st->dirty)
+		return 1;
+	free(st->hist), free(st->arena), free(st->lastpos), free(st->held), free(st->dirty);
+	st->hist = NULL;
+	return 0;
+}
+
+uint8_t *ag_arena_alloc(struct ag_stream *st, size_t n, uint64_t *pos)
+{
+	n = (n + 7) & ~(size_t)7;
+	if (n > AG_ARENA / 8)
+		return NULL;
+	uint64_t p = st->arena_head;
+	size_t off = p % AG_ARENA;
+	if (off + n > AG_ARENA) {
+		p += AG_ARENA - off;
+		off = 0;
+	}
+	st->arena_head = p + n;
+	*pos = p;
+	return st->arena + off;
+}
+
+static int args_alive(const struct ag_stream *st, const struct ag_op *op)
+{
+	return op->argbytes == 0 || st->arena_head - op->arena_pos <= AG_ARENA;
+}
+
+static uint64_t mix(uint64_t acc, uint64_t h)
+{
+	acc ^= h + 0x9e3779b97f4a7c15ull + (acc << 6) + (acc >> 2);
+	return acc;
+}
+
+void ag_detect_reset(struct ag_stream *st)
+{
+	st->gap = st->t;
+	st->period = st->run = 0;
+	st->seg_start = st->t;
+	st->seg_hash = st->seg_shape = 0;
+	memset(st->segs, 0, sizeof st->segs);
+}
+
+static struct ag_seq *find_seq(struct ag_stream *st, uint64_t hash, unsigned *count)
+{
+	*count = 0;
+	for (struct ag_seq *s = st->seqs; s; s = s->next, ++*count)
+		if (s->hash == hash)
+			return s;
+	return NULL;
+}
+
+static void new_seq(struct ag_stream *st, uint64_t first, uint32_t n, const char *why)
+{
+	uint64_t hash = 0;
+	size_t blob = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ag_op *op = &st->hist[(first + i) % AG_HIST];
+		hash = mix(hash, op->hash);
+		blob += ((op->argbytes + 7) & ~7u) + op->call.u.kern.nattrs * sizeof(CUlaunchAttribute);
+	}
+	unsigned count;
+	if (find_seq(st, hash, &count) || count >= SEQS_PER_STREAM)
+		return;
+	struct ag_seq *seq = calloc(1, sizeof *seq);
+	if (!seq)
+		return;
+	seq->ops = malloc(n * sizeof *seq->ops);
+	seq->blob = malloc(blob ? blob : 1);
+	if (!seq->ops || !seq->blob) {
+		free(seq->ops), free(seq->blob), free(seq);
+		return;
+	}
+	uint8_t *p = seq->blob;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ag_op *op = &seq->ops[i];
+		*op = st->hist[(first + i) % AG_HIST];
+		memcpy(p, op->args, op->argbytes);
+		op->args = p;
+		p += (op->argbytes + 7) & ~7u;
+		if (op->call.kind == AG_OP_KERNEL && op->call.u.kern.nattrs) {
+			size_t a = op->call.u.kern.nattrs * sizeof(CUlaunchAttribute);
+			memcpy(p, op->call.u.kern.attrs, a);
+			op->call.u.kern.attrs = (const CUlaunchAttribute *)p;
+			p += a;
+		}
+		seq->eager_cycles += op->cycles;
+	}
+	seq->n = n;
+	seq->hash = hash;
+	seq->id = __atomic_add_fetch(&next_seq_id, 1, __ATOMIC_RELAXED);
+	seq->backoff = 1024;
+	ag_stats_add(AG_S_SEQUENCES, 1);
+	if (!ag_graph_build(seq, st->ctx)) {
+		seq->broken = 1;
+		ag_stats_add(AG_S_FB_BUILD, 1);
+		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u (%u ops, %s): graph build failed; stays eager",
+		       (void *)st->handle, seq->id, n, why);
+	} else {
+		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u (%u ops, %s): graph built",
+		       (void *)st->handle, seq->id, n, why);
+	}
+	seq->next = st->seqs;
+	st->seqs = seq;
+	st->starts[seq->ops[0].hash % AG_STARTS] = seq;
+}
+
+/* Splits a repeating window into pieces that can each be one graph. */
+static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, const char *why)
+{
+	if (st->t - start > AG_HIST || start < st->gap)
+		return;
+	uint64_t max_ops = (uint64_t)ag_opt.num[AG_OPT_MAX_OPS];
+	uint64_t min_ops = (uint64_t)ag_opt.num[AG_OPT_MIN_OPS];
+	uint64_t piece = start;
+	for (uint64_t i = start; i <= start + len; i++) {
+		const struct ag_op *op = i < start + len ? &st->hist[i % AG_HIST] : NULL;
+		int cut = !op || !op->nodeable || op->failed || !args_alive(st, op) ||
+			  (i > piece && op->epoch != st->hist[piece % AG_HIST].epoch) ||
+			  i - piece == max_ops;
+		if (op && !op->nodeable)
+			ag_stats_add(op->call.kind == AG_OP_KERNEL && op->k && !op->k->graphable
+					     ? AG_S_FB_EXCLUDED
+					     : AG_S_FB_UNSUPPORTED,
+				     1);
+		if (!cut)
+			continue;
+		if (i - piece >= min_ops)
+			new_seq(st, piece, (uint32_t)(i - piece), why);
+		piece = op && (!op->nodeable || op->failed || !args_alive(st, op)) ? i + 1 : i;
+	}
+}
+
+static struct ag_segment *segment(struct ag_stream *st, uint64_t key)
+{
+	struct ag_segment *e = &st->segs[key % AG_SEGS];
+	if (e->hash != key) {
+		e->hash = key;
+		e->count = 0;
+	}
+	e->count++;
+	return e;
+}
+
+static void end_segment(struct ag_stream *st)
+{
+	uint64_t len = st->t - st->seg_start;
+	if (st->seg_start < st->gap || len < (uint64_t)ag_opt.num[AG_OPT_MIN_OPS] || len > AG_HIST)
+		return;
+	unsigned warmup = (unsigned)ag_opt.num[AG_OPT_WARMUP];
+	struct ag_segment *exact = segment(st, st->seg_hash);
+	struct ag_segment *shape = segment(st, st->seg_shape ^ SHAPE_SALT);
+	if (exact->count == warmup)
+		make_seqs(st, st->seg_start, len, "repeating segment");
+	else if (exact->count == 1 && shape->count == warmup + 1 && ag_opt.num[AG_OPT_UPDATE])
+		make_seqs(st, st->seg_start, len, "segment with changing arguments");
+}
+
+static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
+{
+	uint64_t lo = st->seg_start > st->gap ? st->seg_start : st->gap;
+	if (st->period) {
+		uint64_t p = t - st->period;
+		if (p >= lo && st->hist[p % AG_HIST].hash == h) {
+			st->run++;
+		} else {
+			st->period = 0;
+			st->run = 0;
+		}
+	}
+	struct ag_lastpos *last = &st->lastpos[h % AG_LASTPOS];
+	if (!st->period && last->hash == h && last->pos >= lo && t - last->pos <= AG_HIST / 2 &&
+	    last->pos < t) {
+		st->period = t - last->pos;
+		st->run = 1;
+	}
+	last->hash = h;
+	last->pos = t;
+	uint64_t P = st->period;
+	uint64_t commit = (uint64_t)(ag_opt.num[AG_OPT_WARMUP] - 1) * P;
+	if (commit < PERIOD_COMMIT)
+		commit = PERIOD_COMMIT;
+	if (!P || st->run < commit || st->run < P)
+		return;
+	uint64_t max_ops = (uint64_t)ag_opt.num[AG_OPT_MAX_OPS];
+	uint64_t unit = P;
+	if (P < PERIOD_UNIT)
+		unit = P * ((PERIOD_UNIT < max_ops ? PERIOD_UNIT : max_ops) / P);
+	if (unit < P)
+		unit = P;
+	make_seqs(st, t + 1 - unit, unit, "repeating loop");
+	st->period = 0;
+	st->run = 0;
+}
+
+void ag_detect_record(struct ag_stream *st, const struct ag_op *op)
+{
+	uint64_t t = st->t;
+	if (op->epoch != st->last_epoch) {
+		if (t > st->seg_start)
+			end_segment(st);
+		st->seg_start = t;
+		st->seg_hash = st->seg_shape = 0;
+		st->last_epoch = op->epoch;
+		st->period = st->run = 0;
+	}
+	st->hist[t % AG_HIST] = *op;
+	st->seg_hash = mix(st->seg_hash, op->hash);
+	st->seg_shape = mix(st->seg_shape, op->shape);
+	st->t = t + 1;
+	find_period(st, t, op->hash);
+}

@@ -1,0 +1,342 @@
+/*
+ * Graphs for sequences, built with the explicit API: one node per operation,
+ * chained in stream order, launch attributes copied onto kernel nodes, and
+ * instantiated as up to AG_VARIANTS executables per sequence, each keyed by
+ * the full hash of the run it replays. A run whose arguments match no variant
+ * gets a new one, or (AUTOGRAPH_UPDATE) has the least recently used variant
+ * updated in place node by node. The number of executables alive is bounded
+ * by AUTOGRAPH_MAX_GRAPHS; the least recently used ones are destroyed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "engine/internal.h"
+#include "hook/real.h"
+#include "log.h"
+#include "stats.h"
+
+unsigned ag_graph_count;
+static uint64_t use_clock;
+
+static void kernel_params(const struct ag_op *op, const uint8_t *args, CUcontext ctx, void **extra,
+			  size_t *size, CUDA_KERNEL_NODE_PARAMS *p)
+{
+	memset(p, 0, sizeof *p);
+	if (op->k->is_kernel) {
+		p->kern = (CUkernel)op->call.u.kern.f;
+		p->ctx = ctx;
+	} else {
+		p->func = op->call.u.kern.f;
+	}
+	p->gridDimX = op->call.u.kern.grid[0];
+	p->gridDimY = op->call.u.kern.grid[1];
+	p->gridDimZ = op->call.u.kern.grid[2];
+	p->blockDimX = op->call.u.kern.block[0];
+	p->blockDimY = op->call.u.kern.block[1];
+	p->blockDimZ = op->call.u.kern.block[2];
+	p->sharedMemBytes = op->call.u.kern.shmem;
+	*size = op->argbytes;
+	extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+	extra[1] = (void *)args;
+	extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+	extra[3] = size;
+	extra[4] = CU_LAUNCH_PARAM_END;
+	p->extra = extra;
+}
+
+/* Programmatic launch ordering only lets a kernel start early: dropping it is always safe. */
+static int droppable(CUlaunchAttributeID id)
+{
+	return id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION ||
+	       id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+	       id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+}
+
+static CUresult add_node(const struct ag_op *op, CUgraph g, CUgraphNode *prev, CUcontext ctx,
+			 CUgraphNode *node)
+{
+	size_t nd = *prev ? 1 : 0;
+	const struct ag_call *c = &op->call;
+	CUresult rc;
+	switch (c->kind) {
+	case AG_OP_KERNEL: {
+		void *extra[5];
+		size_t size;
+		CUDA_KERNEL_NODE_PARAMS p;
+		kernel_params(op, op->args, ctx, extra, &size, &p);
+		rc = AG_REAL(cuGraphAddKernelNode_v2)(node, g, prev, nd, &p);
+		for (unsigned i = 0; rc == CUDA_SUCCESS && i < c->u.kern.nattrs; i++) {
+			const CUlaunchAttribute *a = &c->u.kern.attrs[i];
+			rc = AG_REAL(cuGraphKernelNodeSetAttribute)(*node, a->id, &a->value);
+			if (rc != CUDA_SUCCESS && droppable(a->id))
+				rc = CUDA_SUCCESS;
+		}
+		if (rc == CUDA_SUCCESS && c->api == AG_LAUNCH_COOPERATIVE) {
+			CUkernelNodeAttrValue v = {0};
+			v.cooperative = 1;
+			rc = AG_REAL(cuGraphKernelNodeSetAttribute)(*node, CU_LAUNCH_ATTRIBUTE_COOPERATIVE, &v);
+		}
+		return rc;
+	}
+	case AG_OP_MEMSET: {
+		CUDA_MEMSET_NODE_PARAMS p = {c->u.set.dst, c->u.set.pitch, c->u.set.value, c->u.set.elem,
+					     c->u.set.width, c->u.set.height};
+		return AG_REAL(cuGraphAddMemsetNode)(node, g, prev, nd, &p, ctx);
+	}
+	case AG_OP_COPY: {
+		CUDA_MEMCPY3D p;
+		memset(&p, 0, sizeof p);
+		p.WidthInBytes = c->u.copy.bytes;
+		p.Height = 1;
+		p.Depth = 1;
+		p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+		p.srcDevice = c->u.copy.src;
+		p.dstDevice = c->u.copy.dst;
+		if (c->api == AG_COPY_HTOD) {
+			p.srcMemoryType = CU_MEMORYTYPE_HOST;
+			p.srcHost = (const void *)c->u.copy.src;
+			p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		} else if (c->api == AG_COPY_DTOH) {
+			p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+			p.dstMemoryType = CU_MEMORYTYPE_HOST;
+			p.dstHost = (void *)c->u.copy.dst;
+		} else if (c->api == AG_COPY_DTOD) {
+			p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		}
+		return AG_REAL(cuGraphAddMemcpyNode)(node, g, prev, nd, &p, ctx);
+	}
+	case AG_OP_EVENT:
+		return AG_REAL(cuGraphAddEventRecordNode)(node, g, prev, nd, c->u.event.ev);
+	default: {
+		CUDA_HOST_NODE_PARAMS p = {c->u.host.fn, c->u.host.data};
+		return AG_REAL(cuGraphAddHostNode)(node, g, prev, nd, &p);
+	}
+	}
+}
+
+static int instantiate(struct ag_seq *seq, struct ag_variant *v)
+{
+	ag_graph_make_room();
+	CUresult rc = AG_REAL(cuGraphInstantiateWithFlags)(&v->exec, seq->graph, 0);
+	if (rc != CUDA_SUCCESS) {
+		v->exec = NULL;
+		AG_LOG(AG_LOG_DEBUG, "sequence %u: instantiation failed (%d)", seq->id, rc);
+		return 0;
+	}
+	__atomic_add_fetch(&ag_graph_count, 1, __ATOMIC_RELAXED);
+	ag_stats_add(AG_S_GRAPHS_BUILT, 1);
+	return 1;
+}
+
+int ag_graph_build(struct ag_seq *seq, CUcontext ctx)
+{
+	CUgraph g;
+	if (AG_REAL(cuGraphCreate)(&g, 0) != CUDA_SUCCESS)
+		return 0;
+	seq->nodes = calloc(seq->n, sizeof *seq->nodes);
+	CUgraphNode prev = NULL;
+	CUresult rc = seq->nodes ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+	for (uint32_t i = 0; rc == CUDA_SUCCESS && i < seq->n; i++) {
+		rc = add_node(&seq->ops[i], g, &prev, ctx, &seq->nodes[i]);
+		prev = seq->nodes[i];
+	}
+	seq->graph = g;
+	seq->ctx = ctx;
+	if (rc != CUDA_SUCCESS || !instantiate(seq, &seq->var[0])) {
+		AG_LOG(AG_LOG_DEBUG, "sequence %u: building its graph failed (%d)", seq->id, rc);
+		ag_graph_destroy(seq);
+		return 0;
+	}
+	seq->var[0].key = seq->hash;
+	seq->nvar = 1;
+	return 1;
+}
+
+static CUresult set_node_args(struct ag_seq *seq, CUgraphExec exec, uint32_t i, const uint8_t *args)
+{
+	void *extra[5];
+	size_t size;
+	CUDA_KERNEL_NODE_PARAMS p;
+	kernel_params(&seq->ops[i], args, seq->ctx, extra, &size, &p);
+	return AG_REAL(cuGraphExecKernelNodeSetParams_v2)(exec, seq->nodes[i], &p);
+}
+
+/* Brings v's executable to the held run: nodes dirty before or now get their new values. */
+static int update(struct ag_stream *st, struct ag_seq *seq, struct ag_variant *v)
+{
+	for (uint32_t j = 0; j < v->ndirty; j++) {
+		uint32_t i = v->dirty[j];
+		if (!st->dirty[i] && set_node_args(seq, v->exec, i, seq->ops[i].args) != CUDA_SUCCESS)
+			return 0;
+	}
+	if (!v->dirty && st->ndirty) {
+		v->dirty = calloc(seq->n, sizeof *v->dirty);
+		v->dirty_args = calloc(seq->n, sizeof *v->dirty_args);
+		if (!v->dirty || !v->dirty_args)
+			return 0;
+	}
+	v->ndirty = 0;
+	for (uint32_t i = 0; i < seq->n; i++) {
+		if (!st->dirty[i])
+			continue;
+		if (set_node_args(seq, v->exec, i, st->held[i]) != CUDA_SUCCESS)
+			return 0;
+		if (!v->dirty_args[i] && !(v->dirty_args[i] = malloc(seq->ops[i].argbytes)))
+			return 0;
+		memcpy(v->dirty_args[i], st->held[i], seq->ops[i].argbytes);
+		v->dirty[v->ndirty++] = i;
+	}
+	return 1;
+}
+
+struct ag_variant *ag_graph_variant(struct ag_stream *st, struct ag_seq *seq)
+{
+	uint64_t key = st->ndirty ? st->run_hash : seq->hash;
+	struct ag_variant *lru = NULL;
+	for (int i = 0; i < seq->nvar; i++) {
+		struct ag_variant *v = &seq->var[i];
+		if (v->key == key && (v->exec || instantiate(seq, v))) {
+			if (v->ndirty && !update(st, seq, v))
+				return NULL;
+			v->last_used = ++use_clock;
+			return v;
+		}
+		if (!lru || v->last_used < lru->last_used)
+			lru = v;
+	}
+	struct ag_variant *v;
+	if (seq->nvar < AG_VARIANTS) {
+		v = &seq->var[seq->nvar];
+		memset(v, 0, sizeof *v);
+		if (!instantiate(seq, v))
+			return NULL;
+		seq->nvar++;
+	} else if (ag_opt.num[AG_OPT_UPDATE] && lru) {
+		v = lru;
+		if (!v->exec && !instantiate(seq, v))
+			return NULL;
+		ag_stats_add(AG_S_UPDATES, 1);
+		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: arguments changed, graph updated in place",
+		       (void *)st->handle, seq->id);
+	} else {
+		return NULL;
+	}
+	if (!update(st, seq, v))
+		return NULL;
+	v->key = key;
+	v->last_used = ++use_clock;
+	return v;
+}
+
+void ag_graph_destroy(struct ag_seq *seq)
+{
+	for (int i = 0; i < seq->nvar; i++) {
+		struct ag_variant *v = &seq->var[i];
+		if (v->exec) {
+			AG_REAL(cuGraphExecDestroy)(v->exec);
+			__atomic_sub_fetch(&ag_graph_count, 1, __ATOMIC_RELAXED);
+		}
+		for (uint32_t j = 0; v->dirty_args && j < seq->n; j++)
+			free(v->dirty_args[j]);
+		free(v->dirty);
+		free(v->dirty_args);
+		memset(v, 0, sizeof *v);
+	}
+	seq->nvar = 0;
+	if (seq->graph)
+		AG_REAL(cuGraphDestroy)(seq->graph);
+	seq->graph = NULL;
+	free(seq->nodes);
+	seq->nodes = NULL;
+}
+
+/*
+ * Destroys least recently used executables until one more fits. Only
+ * executables of streams whose lock can be taken without waiting are
+ * candidates (the caller holds its own), and never the sequence a stream is
+ * holding work for; if none can go, the bound is exceeded for now.
+ */
+struct victim {
+	struct ag_variant *v;
+	struct ag_stream *st;
+};
+
+static void consider(struct ag_stream *st, struct victim *best)
+{
+	for (struct ag_seq *s = st->seqs; s; s = s->next) {
+		if (s == st->cur)
+			continue;
+		for (int i = 0; i < s->nvar; i++)
+			if (s->var[i].exec && (!best->v || s->var[i].last_used < best->v->last_used)) {
+				best->v = &s->var[i];
+				best->st = st;
+			}
+	}
+}
+
+void ag_graph_make_room(void)
+{
+	while (__atomic_load_n(&ag_graph_count, __ATOMIC_RELAXED) >=
+	       (unsigned)ag_opt.num[AG_OPT_MAX_GRAPHS]) {
+		struct victim best = {NULL, NULL};
+		struct ag_stream *mine = ag_engine_locked;
+		if (mine)
+			consider(mine, &best);
+		int others = ag_stream_try_registry();
+		struct ag_stream *locked_other = NULL;
+		if (others) {
+			for (struct ag_stream *st = ag_stream_all(); st; st = st->next_all) {
+				if (st == mine || pthread_mutex_trylock(&st->lock) != 0)
+					continue;
+				consider(st, &best);
+				if (best.st == st) {
+					if (locked_other)
+						pthread_mutex_unlock(&locked_other->lock);
+					locked_other = st;
+				} else {
+					pthread_mutex_unlock(&st->lock);
+				}
+			}
+		}
+		if (best.v) {
+			AG_REAL(cuGraphExecDestroy)(best.v->exec);
+			best.v->exec = NULL;
+			__atomic_sub_fetch(&ag_graph_count, 1, __ATOMIC_RELAXED);
+			ag_stats_add(AG_S_EVICTIONS, 1);
+			AG_LOG(AG_LOG_DEBUG, "graph evicted to stay under AUTOGRAPH_MAX_GRAPHS=%ld",
+			       ag_opt.num[AG_OPT_MAX_GRAPHS]);
+		}
+		if (locked_other)
+			pthread_mutex_unlock(&locked_other->lock);
+		if (others)
+			ag_stream_unlock_registry();
+		if (!best.v)
+			return;
+	}
+}
+
+CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args)
+{
+	struct ag_call c = op->call;
+	if (c.kind != AG_OP_KERNEL)
+		return ag_call_submit(&c);
+	void *extra[5];
+	size_t size = op->argbytes;
+	void *params[256];
+	if (c.api == AG_LAUNCH_COOPERATIVE) {
+		for (unsigned i = 0; i < op->k->nparams; i++)
+			params[i] = (void *)(args + op->k->offset[i]);
+		c.u.kern.params = params;
+		c.u.kern.extra = NULL;
+	} else {
+		extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+		extra[1] = (void *)args;
+		extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+		extra[3] = &size;
+		extra[4] = CU_LAUNCH_PARAM_END;
+		c.u.kern.params = NULL;
+		c.u.kern.extra = extra;
+	}
+	return ag_call_submit(&c);
+}

@@ -1,0 +1,154 @@
+/*
+ * The engine's own data. A stream's state holds what it observed (a ring of
+ * recorded operations with their argument bytes in a ring arena), what it
+ * learned (sequences, each with its graph and variants) and what it holds
+ * now (the sequence being matched and how far). One mutex per stream guards
+ * all of it; the hot path touches no other lock.
+ */
+#ifndef AG_ENGINE_INTERNAL_H
+#define AG_ENGINE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+
+#include <uthash.h>
+
+#include "engine/call.h"
+#include "engine/kernels.h"
+
+#define AG_HIST 4096u          /* operations remembered per stream */
+#define AG_ARENA (4u << 20)    /* argument bytes remembered per stream */
+#define AG_LASTPOS 8192u       /* last position of each operation hash */
+#define AG_SEGS 256u           /* segment hashes counted per stream */
+#define AG_STARTS 256u         /* first-operation index of a stream's sequences */
+#define AG_VARIANTS 4          /* instantiated graphs per sequence */
+#define AG_MAX_ATTRS 8
+
+/* One recorded operation; argument bytes and launch attributes live elsewhere. */
+struct ag_op {
+	struct ag_call call; /* params and extra unused; attrs point at a copy */
+	struct ag_kern *k;
+	const uint8_t *args;
+	uint64_t arena_pos;  /* where args were stored, to know when they are overwritten */
+	uint64_t hash;       /* everything that defines the operation */
+	uint64_t shape;      /* everything but kernel argument values */
+	uint64_t epoch;      /* changes across a boundary (sync, barrier, unrecorded op) */
+	uint64_t cycles;     /* time its eager submission took */
+	uint32_t argbytes;
+	uint8_t nodeable;    /* can be a graph node */
+	uint8_t failed;      /* its eager submission returned an error */
+};
+
+struct ag_variant {
+	uint64_t key;        /* full hash of the run it replays */
+	CUgraphExec exec;
+	uint64_t last_used;
+	uint32_t ndirty;     /* nodes whose arguments differ from the sequence's own */
+	uint32_t *dirty;
+	uint8_t **dirty_args;
+};
+
+struct ag_seq {
+	struct ag_seq *next;
+	unsigned id;
+	uint32_t n;
+	uint64_t hash;
+	CUcontext ctx;
+	struct ag_op *ops;
+	uint8_t *blob;
+	CUgraph graph;
+	CUgraphNode *nodes;
+	struct ag_variant var[AG_VARIANTS];
+	int nvar;
+	uint64_t eager_cycles, graph_cycles;
+	uint32_t timed;
+	uint32_t starts, diverges;
+	uint64_t disabled_until;
+	uint32_t backoff;
+	uint8_t broken;      /* its graph could not be built: never tried again */
+	uint8_t slow;        /* its graph was not faster than eager submission */
+	uint64_t last_used;
+};
+
+struct ag_lastpos {
+	uint64_t hash, pos;
+};
+
+struct ag_segment {
+	uint64_t hash;
+	uint32_t count;
+};
+
+struct ag_stream {
+	pthread_mutex_t lock;
+	uintptr_t key;
+	CUstream handle;     /* CU_STREAM_LEGACY for a context's legacy stream */
+	CUcontext ctx;
+	uint8_t legacy;
+	uint8_t blocking;    /* orders with the legacy stream */
+	UT_hash_handle hh;
+	struct ag_stream *next_all;
+
+	/* observed */
+	struct ag_op *hist;
+	uint8_t *arena;
+	uint64_t arena_head;
+	struct ag_lastpos *lastpos;
+	uint64_t t;          /* operations observed */
+	uint64_t gap;        /* no window may start before this position */
+	uint64_t period, run;
+	uint64_t seg_start, seg_hash, seg_shape, last_epoch, local_epoch;
+	struct ag_segment segs[AG_SEGS];
+
+	/* learned */
+	struct ag_seq *seqs;
+	struct ag_seq *starts[AG_STARTS];
+
+	/* held */
+	struct ag_seq *cur;
+	uint32_t pos, ndirty;
+	uint64_t run_hash;
+	const uint8_t **held;
+	uint8_t *dirty;
+	uint64_t hold_tick;
+	int holding;
+	CUresult pending;
+};
+
+/* stream.c */
+struct ag_stream *ag_stream_of(CUstream s, int per_thread, int create);
+struct ag_stream *ag_stream_all(void); /* caller holds the registry */
+void ag_stream_for_each(void (*fn)(struct ag_stream *, void *), void *arg);
+int ag_stream_try_registry(void);
+void ag_stream_unlock_registry(void);
+void ag_stream_remove(struct ag_stream *st);
+void ag_stream_lock(struct ag_stream *st);
+void ag_stream_unlock(struct ag_stream *st);
+
+/* engine.c */
+extern uint64_t ag_engine_epoch;
+extern int ag_engine_holding;
+extern uint64_t ag_engine_tick;
+extern __thread struct ag_stream *ag_engine_locked; /* the stream this thread has locked */
+void ag_engine_flush(struct ag_stream *st, int reason);
+uint64_t ag_engine_epoch_of(struct ag_stream *st);
+int ag_engine_event_flags(CUevent ev, unsigned *flags);
+
+/* detect.c */
+void ag_detect_record(struct ag_stream *st, const struct ag_op *op);
+int ag_detect_ready(struct ag_stream *st);
+void ag_detect_reset(struct ag_stream *st);
+uint8_t *ag_arena_alloc(struct ag_stream *st, size_t n, uint64_t *pos);
+
+/* graph.c */
+int ag_graph_build(struct ag_seq *seq, CUcontext ctx);
+struct ag_variant *ag_graph_variant(struct ag_stream *st, struct ag_seq *seq);
+void ag_graph_destroy(struct ag_seq *seq);
+void ag_graph_make_room(void);
+CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args);
+extern unsigned ag_graph_count;
+
+/* watchdog.c */
+void ag_watchdog_start(void);
+
+#endif
