@@ -233,17 +233,22 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 	st->run = 0;
 }
 
+void ag_detect_epoch(struct ag_stream *st, uint64_t epoch)
+{
+	if (epoch == st->last_epoch)
+		return;
+	if (st->t > st->seg_start)
+		end_segment(st);
+	st->seg_start = st->t;
+	st->seg_hash = st->seg_shape = 0;
+	st->last_epoch = epoch;
+	st->period = st->run = 0;
+}
+
 void ag_detect_record(struct ag_stream *st, const struct ag_op *op)
 {
 	uint64_t t = st->t;
-	if (op->epoch != st->last_epoch) {
-		if (t > st->seg_start)
-			end_segment(st);
-		st->seg_start = t;
-		st->seg_hash = st->seg_shape = 0;
-		st->last_epoch = op->epoch;
-		st->period = st->run = 0;
-	}
+	ag_detect_epoch(st, op->epoch);
 	st->hist[t % AG_HIST] = *op;
 	st->seg_hash = mix(st->seg_hash, op->hash);
 	st->seg_shape = mix(st->seg_shape, op->shape);

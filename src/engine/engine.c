@@ -427,6 +427,7 @@ static CUresult step(struct ag_stream *st, const struct ag_call *c, struct ag_ke
 	op.epoch = ag_engine_epoch_of(st);
 	struct ag_seq *seq = st->starts[op.hash % AG_STARTS];
 	if (op.nodeable && seq && startable(st, seq, &op)) {
+		ag_detect_epoch(st, op.epoch);
 		hold_begin(st, seq);
 		st->held[st->pos++] = seq->ops[0].args;
 		st->run_hash = mix(0, seq->ops[0].hash);

@@ -136,6 +136,8 @@ int ag_engine_event_flags(CUevent ev, unsigned *flags);
 
 /* detect.c */
 void ag_detect_record(struct ag_stream *st, const struct ag_op *op);
+/* A boundary before the next operation ends the segment being observed. */
+void ag_detect_epoch(struct ag_stream *st, uint64_t epoch);
 int ag_detect_ready(struct ag_stream *st);
 void ag_detect_reset(struct ag_stream *st);
 uint8_t *ag_arena_alloc(struct ag_stream *st, size_t n, uint64_t *pos);
