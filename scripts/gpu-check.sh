@@ -11,11 +11,13 @@
 #   4. engine: tiny-kernel loops eager, under autograph and hand-graphed;
 #      overhead on a never-repeating and on a long-kernel program;
 #   5. pass-through cost per launch.
-# A table comes last; full logs go to $OUT (the device tool's) or /tmp/gpu-check.
+# Every program run is bounded by a timeout. A table comes last; the logs are
+# packed into $OUT/logs.tgz ($OUT: the device tool's, or /tmp/gpu-check).
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-check}
-mkdir -p "$OUT/logs"
+LOGS=$(mktemp -d)/logs
+mkdir -p "$OUT" "$LOGS"
 LIB=$PWD/build/libautograph.so
 export AG_KERNELS_PTX=$PWD/build/kernels.ptx
 rows=()
@@ -23,6 +25,7 @@ failed=0
 
 row() {
 	rows+=("$(printf '| %-46s | %-4s | %s |' "$1" "$2" "$3")")
+	echo "${rows[-1]}" >&2
 	case "$2" in ok | info) ;; *) failed=1 ;; esac
 }
 
@@ -34,8 +37,8 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 nvcc_v=$(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' | head -1)
 commit=$(git rev-parse --short HEAD 2>/dev/null || cat build/COMMIT 2>/dev/null || echo unknown)
 echo "gpu: $gpu; $nvcc_v; commit $commit; $(date -u +%F)" | tee "$OUT/facts.txt"
-[ -x build/apps/static/tiny_kernels ] || make apps >"$OUT/logs/build.log" 2>&1 || {
-	echo "building apps failed"; tail -20 "$OUT/logs/build.log"; exit 1; }
+[ -x build/apps/static/tiny_kernels ] || make apps >"$LOGS/build.log" 2>&1 || {
+	echo "building apps failed"; tail -20 "$LOGS/build.log"; exit 1; }
 
 # --- 2. interposition -----------------------------------------------------------
 declare -A ARGS=(
@@ -49,10 +52,10 @@ declare -A ARGS=(
 for variant in static shared ptds; do
 	for app in tiny_kernels jacobi mlp_cublas long_kernels never_repeat multi_stream; do
 		bin=build/apps/$variant/$app
-		base=$OUT/logs/$variant-$app
-		"$bin" ${ARGS[$app]} >"$base.plain" 2>"$base.plain.err"
+		base=$LOGS/$variant-$app
+		timeout 120 "$bin" ${ARGS[$app]} >"$base.plain" 2>"$base.plain.err"
 		rc1=$?
-		LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.json "$bin" ${ARGS[$app]} >"$base.ag" 2>"$base.ag.err"
+		LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.json timeout 120 "$bin" ${ARGS[$app]} >"$base.ag" 2>"$base.ag.err"
 		rc2=$?
 		made=$(field "$base.plain" kernels_launched)
 		blas=$(field "$base.plain" blas_calls)
@@ -78,10 +81,10 @@ for prog in build/progs/drv_*; do
 	name=$(basename "$prog")
 	for mode in "" "--ptds"; do
 		[ "$name" != drv_procaddr ] && [ -n "$mode" ] && continue
-		base=$OUT/logs/$name$mode
-		"$prog" $mode --iters 100 --kernels 20 >"$base.plain" 2>&1
+		base=$LOGS/$name$mode
+		timeout 120 "$prog" $mode --iters 100 --kernels 20 >"$base.plain" 2>&1
 		rc1=$?
-		LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.json "$prog" $mode --iters 100 --kernels 20 >"$base.ag" 2>&1
+		LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.json timeout 120 "$prog" $mode --iters 100 --kernels 20 >"$base.ag" 2>&1
 		rc2=$?
 		made=$(field "$base.plain" launches)
 		counted=$(json "$base.json" launches 2>/dev/null || echo none)
@@ -99,14 +102,14 @@ done
 # --- 3. PyTorch ------------------------------------------------------------------
 export PYTHONUNBUFFERED=1
 for script in torch_elementwise torch_mlp torch_transformer torch_train; do
-	base=$OUT/logs/$script
-	python3 apps/$script.py --iters 20 --check >"$base.plain" 2>"$base.plain.err"
+	base=$LOGS/$script
+	timeout 300 python3 apps/$script.py --iters 20 --check >"$base.plain" 2>"$base.plain.err"
 	rc1=$?
-	LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.20.json python3 apps/$script.py --iters 20 --check >"$base.ag" 2>"$base.ag.err"
+	LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.20.json timeout 300 python3 apps/$script.py --iters 20 --check >"$base.ag" 2>"$base.ag.err"
 	rc2=$?
-	LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.40.json python3 apps/$script.py --iters 40 >/dev/null 2>&1
-	python3 apps/$script.py --iters 20 --count-kernels >"$base.p20" 2>/dev/null
-	python3 apps/$script.py --iters 40 --count-kernels >"$base.p40" 2>/dev/null
+	LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.40.json timeout 300 python3 apps/$script.py --iters 40 >/dev/null 2>&1
+	timeout 300 python3 apps/$script.py --iters 20 --count-kernels >"$base.p20" 2>/dev/null
+	timeout 300 python3 apps/$script.py --iters 40 --count-kernels >"$base.p40" 2>/dev/null
 	d_lib=$(($(json "$base.40.json" launches) - $(json "$base.20.json" launches)))
 	d_prof=$(($(field "$base.p40" profiled_kernels) - $(field "$base.p20" profiled_kernels)))
 	if [ $rc1 -ne 0 ] || [ $rc2 -ne 0 ]; then
@@ -121,13 +124,13 @@ done
 
 # --- 4. engine speed ---------------------------------------------------------------
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-us() { "$@" 2>/dev/null | grep -o 'us_per_iter=[0-9.]*' | cut -d= -f2; }
+us() { timeout 120 "$@" 2>/dev/null | grep -o 'us_per_iter=[0-9.]*' | cut -d= -f2; }
 bench3() { # name, args: eager plain / eager under autograph / hand graph, 5 interleaved repeats
 	local name=$1; shift
 	local e=() a=() g=()
 	for r in 1 2 3 4 5; do
 		e+=("$(us build/apps/static/tiny_kernels "$@" --mode eager)")
-		a+=("$(LD_PRELOAD=$LIB AUTOGRAPH_STATS=$OUT/logs/bench-$name.json us build/apps/static/tiny_kernels "$@" --mode eager)")
+		a+=("$(LD_PRELOAD=$LIB AUTOGRAPH_STATS=$LOGS/bench-$name.json us build/apps/static/tiny_kernels "$@" --mode eager)")
 		g+=("$(us build/apps/static/tiny_kernels "$@" --mode graph)")
 	done
 	local me ma mg
@@ -135,7 +138,7 @@ bench3() { # name, args: eager plain / eager under autograph / hand graph, 5 int
 	local frac
 	frac=$(python3 -c "print(f'{$mg/$ma*100:.0f}')")
 	local graphed
-	graphed=$(json "$OUT/logs/bench-$name.json" "f'{ops_replayed}/{launches}'")
+	graphed=$(json "$LOGS/bench-$name.json" "f'{ops_replayed}/{launches}'")
 	local st=ok
 	python3 -c "import sys; sys.exit(0 if $ma < $me else 1)" || st=FAIL
 	row "speed $name" $st "us/iter eager $me, autograph $ma, graph $mg: $frac% of graph throughput; graphed $graphed"
@@ -174,4 +177,5 @@ echo
 echo "| check | ok? | details |"
 echo "| --- | --- | --- |"
 printf '%s\n' "${rows[@]}" | tee "$OUT/table.md"
+tar czf "$OUT/logs.tgz" -C "$(dirname "$LOGS")" logs
 exit $failed
