@@ -1,0 +1,157 @@
+#!/usr/bin/env bats
+# Statistics (AUTOGRAPH_STATS): the JSON counts equal what each program says it
+# submitted (its counts: line) for every door and mode; calls are filed under the door
+# they came through and under the exact entry point (_ptsz for the per-thread default
+# stream, cuLaunchKernelEx for Ex launches); AUTOGRAPH=0 is a pass-through that still
+# reports; AUTOGRAPH_STATS=1 prints a summary on stderr.
+
+setup() {
+    load test_helper/common-setup
+    _common_setup
+}
+
+@test "counts equal what each door's program submitted, in every mode" {
+    local door m
+    for door in "${DOORS[@]}"; do
+        for m in "--stream legacy" "--stream created --ex" "--ptds --stream legacy --ex" \
+            "--threads 3 --sync none" "--load library --iters 13 --kernels 5"; do
+            rm -f "$T/s.json"
+            run --separate-stderr with_lib env AUTOGRAPH_STATS="$T/s.json" "$(prog_for_door "$door")" $m
+            assert_success
+            assert_stats_match_counts "$T/s.json"
+        done
+    done
+}
+
+@test "the counts line itself is what the workload was asked to do" {
+    run "$PROGS/drv_link" --iters 13 --kernels 5 --threads 2
+    assert_success
+    # 2 threads x (13 x 5 launches, 2 uploads, 3 downloads, 13 device copies, 3 memsets,
+    # 13 + 1 stream syncs) and one context synchronize at the end.
+    assert_line "counts: launches=130 htod=4 dtoh=6 dtod=26 memsets=6 syncs=29"
+}
+
+# Launch calls per door: the only door with calls is the program's own.
+@test "launches are counted under the door they came through" {
+    local door other
+    for door in "${DOORS[@]}"; do
+        rm -f "$T/s.json"
+        run with_lib env AUTOGRAPH_STATS="$T/s.json" "$(prog_for_door "$door")" --iters 6 --kernels 4
+        assert_success
+        assert_equal "$(json_stat "$T/s.json" launches)" 24
+        assert_equal "$(json_stat "$T/s.json" "calls.cuLaunchKernel.$door")" 24
+        for other in "${DOORS[@]}"; do
+            [ "$other" = "$door" ] && continue
+            assert_equal "$other: $(json_stat "$T/s.json" "calls.cuLaunchKernel.$other")" "$other: 0"
+            # Nothing at all came through a door the program does not use, except the
+            # cudart-style program's one dlsym of cuGetProcAddress_v2.
+            if [ "$door" != cuGetProcAddress ] || [ "$other" != dlsym ]; then
+                assert_equal "$other: $(json_stat "$T/s.json" "calls_by_door.$other")" "$other: 0"
+            fi
+        done
+    done
+}
+
+@test "per-thread default stream: launches arrive at cuLaunchKernel_ptsz and cuLaunchKernelEx_ptsz" {
+    local door
+    for door in "${DOORS[@]}"; do
+        rm -f "$T/s.json"
+        run with_lib env AUTOGRAPH_STATS="$T/s.json" "$(prog_for_door "$door")" --ptds --stream legacy \
+            --ex --iters 5 --kernels 4
+        assert_success
+        assert_equal "$(json_stat "$T/s.json" launches)" 20
+        assert_equal "$(json_stat "$T/s.json" "calls.cuLaunchKernel_ptsz.$door")" 10
+        assert_equal "$(json_stat "$T/s.json" "calls.cuLaunchKernelEx_ptsz.$door")" 10
+        assert_equal "$(json_stat "$T/s.json" calls.cuLaunchKernel)" absent
+        assert_equal "$(json_stat "$T/s.json" calls.cuLaunchKernelEx)" absent
+        assert_equal "$(json_stat "$T/s.json" "calls.cuStreamSynchronize_ptsz.$door")" 6
+        assert_equal "$(json_stat "$T/s.json" "calls.cuMemcpyHtoD_v2_ptds.$door")" 1
+    done
+}
+
+@test "legacy stream: launches arrive at cuLaunchKernel and cuLaunchKernelEx" {
+    run with_lib env AUTOGRAPH_STATS="$T/s.json" "$PROGS/drv_procaddr" --ex --iters 5 --kernels 4
+    assert_success
+    assert_equal "$(json_stat "$T/s.json" calls.cuLaunchKernel.cuGetProcAddress)" 10
+    assert_equal "$(json_stat "$T/s.json" calls.cuLaunchKernelEx.cuGetProcAddress)" 10
+    assert_equal "$(json_stat "$T/s.json" calls.cuLaunchKernel_ptsz)" absent
+}
+
+@test "kernels by name: top_kernels and kernels_distinct follow the launches" {
+    run with_lib env AUTOGRAPH_STATS="$T/s.json" "$PROGS/drv_dlsym" --iters 7 --kernels 1
+    assert_success
+    # --kernels 1: iteration i launches step i mod 7, so each of 7 kernels exactly once.
+    assert_equal "$(json_stat "$T/s.json" kernels_distinct)" 7
+    run python3 -c 'import json,sys; t=json.load(open(sys.argv[1]))["top_kernels"]; print(" ".join(sorted("%s=%d" % (k["name"], k["launches"]) for k in t)))' "$T/s.json"
+    assert_output "ag_add=1 ag_axpy=1 ag_big=1 ag_fill=1 ag_mix=1 ag_scale=1 ag_stencil=1"
+}
+
+@test "AUTOGRAPH=0: identical output and enabled: 0" {
+    local door plain
+    for door in "${DOORS[@]}"; do
+        run "$(prog_for_door "$door")" --ex --threads 2
+        assert_success
+        plain="$output"
+        rm -f "$T/s.json"
+        run --separate-stderr with_lib env AUTOGRAPH=0 AUTOGRAPH_STATS="$T/s.json" \
+            "$(prog_for_door "$door")" --ex --threads 2
+        assert_success
+        assert_equal "$output" "$plain"
+        assert_equal "$stderr" ""
+        assert_equal "$(json_stat "$T/s.json" enabled)" 0
+    done
+    rm -f "$T/s.json"
+    run with_lib env AUTOGRAPH_STATS="$T/s.json" "$PROGS/drv_link" --iters 1
+    assert_equal "$(json_stat "$T/s.json" enabled)" 1
+}
+
+@test "AUTOGRAPH=0: the dlsym and cuGetProcAddress doors hand out the driver's own functions" {
+    traces_off() {
+        rm -f "$T/off.trace"
+        AG_FAKE_TRACE="$T/off.trace" AUTOGRAPH=0 AUTOGRAPH_STATS="$T/s.json" with_lib "$@" >/dev/null
+    }
+    traces_off "$PROGS/drv_procaddr" --iters 2
+    assert_equal "$(json_stat "$T/s.json" lookups_proc)" 0
+    assert_equal "$(json_stat "$T/s.json" calls_by_door.cuGetProcAddress)" 0
+    # and the library made no calls of its own
+    run grep -cE '^(cuFuncGet|cuKernelGet)' "$T/off.trace"
+    assert_output 0
+}
+
+@test "AUTOGRAPH_STATS=1 prints the summary on stderr, and nothing on stdout" {
+    run "$PROGS/drv_dlsym" --iters 3 --kernels 2
+    local plain="$output"
+    run --separate-stderr with_lib env AUTOGRAPH_STATS=1 "$PROGS/drv_dlsym" --iters 3 --kernels 2
+    assert_success
+    assert_equal "$output" "$plain"
+    [ -n "$stderr" ] || fail "no summary on stderr"
+    # every line of it is the library's
+    run grep -vc '^autograph:' <<<"$stderr"
+    assert_output 0
+    run grep -E '^autograph:   kernel launches +6 ' <<<"$stderr"
+    assert_success
+    run grep -E '^autograph:   copies +htod 2, dtoh 3, dtod 3, other 0; memsets 3$' <<<"$stderr"
+    assert_success
+    run grep -E '^autograph:   calls by door +link 0, dlsym [1-9][0-9]*, cuGetProcAddress 0;' <<<"$stderr"
+    assert_success
+}
+
+@test "AUTOGRAPH_STATS=not-a-thing: one clear line, normal output, no statistics" {
+    run "$PROGS/drv_link" --iters 2
+    local plain="$output"
+    mkdir "$T/cwd"
+    cd "$T/cwd"
+    run --separate-stderr with_lib env AUTOGRAPH_STATS=not-a-thing "$PROGS/drv_link" --iters 2
+    assert_success
+    assert_equal "$output" "$plain"
+    assert_equal "$stderr" "autograph: error: AUTOGRAPH_STATS=not-a-thing is not valid: expected 0, 1 (summary on stderr) or a file path such as ./stats.json; using 0"
+    run ls -A "$T/cwd"
+    assert_output ""
+}
+
+@test "AUTOGRAPH_STATS to a file that cannot be written: one error line, program unaffected" {
+    run --separate-stderr with_lib env AUTOGRAPH_STATS="$T/no/such/dir/s.json" "$PROGS/drv_link" --iters 2
+    assert_success
+    assert_line --regexp '^counts: '
+    assert_equal "$stderr" "autograph: error: cannot write statistics to $T/no/such/dir/s.json"
+}
