@@ -24,7 +24,7 @@ __global__ void fma_chain(float *x, size_t n, float a, float b, int work)
 int main(int argc, char **argv)
 {
     Options opt(argc, argv, USAGE);
-    long iters = opt.get_int("--iters", 40, 1);
+    long iters = opt.get_int("--iters", 20, 1);
     long warmup = opt.get_int("--warmup", 2);
     int n = (int)opt.get_int("--n", 4, 1);
     int work = (int)opt.get_int("--work", 1000, 1);

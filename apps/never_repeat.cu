@@ -57,7 +57,7 @@ static float apply_ref(int kind, float y, unsigned idx)
 int main(int argc, char **argv)
 {
     Options opt(argc, argv, USAGE);
-    long iters = opt.get_int("--iters", 2000, 1);
+    long iters = opt.get_int("--iters", 1000, 1);
     long warmup = opt.get_int("--warmup", 20);
     int n = (int)opt.get_int("--n", 100, 1);
     bool check = opt.flag("--check");

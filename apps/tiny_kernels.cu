@@ -19,7 +19,7 @@ static const int BLOCK = 256;
 int main(int argc, char **argv)
 {
     Options opt(argc, argv, USAGE);
-    long iters = opt.get_int("--iters", 2000, 1);
+    long iters = opt.get_int("--iters", 1000, 1);
     long warmup = opt.get_int("--warmup", 20);
     int n = (int)opt.get_int("--n", 100, 1);
     std::string mode = opt.get_choice("--mode", {"eager", "graph"});

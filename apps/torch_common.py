@@ -128,7 +128,7 @@ def run(app, make, description, default_iters, tol):
     fields = "kernels_launched=n/a"
     if profiled is not None:
         fields += f" profiled_kernels={profiled}"
-    fields += f" checksum={final.sum().item():.5e}"
+    fields += f" checksum={final.sum().item():.5e} abssum={final.abs().sum().item():.5e}"
     print(f"result: app={app} mode={mode} iters={args.iters} {fields} check={check}")
     print(f"timing: us_per_iter={total_ms * 1e3 / args.iters:.3f} total_ms={total_ms:.3f}")
     sys.stdout.flush()

@@ -34,4 +34,4 @@ class Elementwise:
 
 
 if __name__ == "__main__":
-    run("torch_elementwise", Elementwise, __doc__, default_iters=3000, tol=1e-5)
+    run("torch_elementwise", Elementwise, __doc__, default_iters=800, tol=1e-5)

@@ -31,4 +31,4 @@ class Mlp:
 
 
 if __name__ == "__main__":
-    run("torch_mlp", Mlp, __doc__, default_iters=3000, tol=1e-4)
+    run("torch_mlp", Mlp, __doc__, default_iters=300, tol=1e-4)

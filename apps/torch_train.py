@@ -38,4 +38,4 @@ class Train:
 
 
 if __name__ == "__main__":
-    run("torch_train", Train, __doc__, default_iters=400, tol=1e-4)
+    run("torch_train", Train, __doc__, default_iters=100, tol=1e-4)

@@ -32,4 +32,4 @@ class Transformer:
 
 
 if __name__ == "__main__":
-    run("torch_transformer", Transformer, __doc__, default_iters=800, tol=1e-4)
+    run("torch_transformer", Transformer, __doc__, default_iters=100, tol=1e-4)
