@@ -82,9 +82,19 @@ assert_stats_match_counts() {
     assert_equal "copies.other=$(json_stat "$json" copies.other)" "copies.other=0"
 }
 
-# trace_calls FILE : the stand-in's trace without lookups (cuGetProcAddress*) and the
-# kernel queries the library makes for itself (cuFuncGet*, cuKernelGet*), which the test
-# programs never call; what remains is the work the program asked for, arguments and all.
+# trace_calls FILE [REFERENCE] : the stand-in's trace without lookups (cuGetProcAddress*)
+# and, when a REFERENCE trace (the same program without the library) is given, without
+# the queries the library makes for itself: calls with "Get" in their name (cuFuncGetName,
+# cuStreamGetCtx ...) that the program never made. What remains is the work the program
+# asked for, arguments and all, in order.
 trace_calls() {
-    grep -Ev '^(cuGetProcAddress|cuFuncGet|cuKernelGet)' "$1" || true
+    local own=".*" # without a reference, keep every query
+    if [ -n "${2-}" ]; then
+        own="$(awk '{print $1}' "$2" | sort -u | grep Get | paste -sd'|' || true)"
+        own="${own:-.^}"
+    fi
+    awk -v own="^($own)\$" '
+        $1 ~ /^cuGetProcAddress/ { next }
+        $1 ~ /Get/ && $1 !~ own  { next }
+        { print }' "$1"
 }
