@@ -55,7 +55,7 @@ for variant in static shared ptds; do
 		base=$LOGS/$variant-$app
 		timeout 120 "$bin" ${ARGS[$app]} >"$base.plain" 2>"$base.plain.err"
 		rc1=$?
-		LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.json timeout 120 "$bin" ${ARGS[$app]} >"$base.ag" 2>"$base.ag.err"
+		timeout 120 env LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.json "$bin" ${ARGS[$app]} >"$base.ag" 2>"$base.ag.err"
 		rc2=$?
 		made=$(field "$base.plain" kernels_launched)
 		blas=$(field "$base.plain" blas_calls)
@@ -84,7 +84,7 @@ for prog in build/progs/drv_*; do
 		base=$LOGS/$name$mode
 		timeout 120 "$prog" $mode --iters 100 --kernels 20 >"$base.plain" 2>&1
 		rc1=$?
-		LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.json timeout 120 "$prog" $mode --iters 100 --kernels 20 >"$base.ag" 2>&1
+		timeout 120 env LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.json "$prog" $mode --iters 100 --kernels 20 >"$base.ag" 2>&1
 		rc2=$?
 		made=$(field "$base.plain" launches)
 		counted=$(json "$base.json" launches 2>/dev/null || echo none)
@@ -105,9 +105,9 @@ for script in torch_elementwise torch_mlp torch_transformer torch_train; do
 	base=$LOGS/$script
 	timeout 300 python3 apps/$script.py --iters 20 --check >"$base.plain" 2>"$base.plain.err"
 	rc1=$?
-	LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.20.json timeout 300 python3 apps/$script.py --iters 20 --check >"$base.ag" 2>"$base.ag.err"
+	timeout 300 env LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.20.json python3 apps/$script.py --iters 20 --check >"$base.ag" 2>"$base.ag.err"
 	rc2=$?
-	LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.40.json timeout 300 python3 apps/$script.py --iters 40 >/dev/null 2>&1
+	timeout 300 env LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.40.json python3 apps/$script.py --iters 40 >/dev/null 2>&1
 	timeout 300 python3 apps/$script.py --iters 20 --count-kernels >"$base.p20" 2>/dev/null
 	timeout 300 python3 apps/$script.py --iters 40 --count-kernels >"$base.p40" 2>/dev/null
 	d_lib=$(($(json "$base.40.json" launches) - $(json "$base.20.json" launches)))
@@ -124,13 +124,15 @@ done
 
 # --- 4. engine speed ---------------------------------------------------------------
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-us() { timeout 120 "$@" 2>/dev/null | grep -o 'us_per_iter=[0-9.]*' | cut -d= -f2; }
+# The library is preloaded into the measured program only (env after timeout), so
+# that timeout's own exit cannot overwrite the program's statistics file.
+us() { timeout 120 env "$@" 2>/dev/null | grep -o 'us_per_iter=[0-9.]*' | cut -d= -f2; }
 bench3() { # name, args: eager plain / eager under autograph / hand graph, 5 interleaved repeats
 	local name=$1; shift
 	local e=() a=() g=()
 	for r in 1 2 3 4 5; do
 		e+=("$(us build/apps/static/tiny_kernels "$@" --mode eager)")
-		a+=("$(LD_PRELOAD=$LIB AUTOGRAPH_STATS=$LOGS/bench-$name.json us build/apps/static/tiny_kernels "$@" --mode eager)")
+		a+=("$(us LD_PRELOAD=$LIB AUTOGRAPH_STATS=$LOGS/bench-$name.json build/apps/static/tiny_kernels "$@" --mode eager)")
 		g+=("$(us build/apps/static/tiny_kernels "$@" --mode graph)")
 	done
 	local me ma mg
@@ -153,7 +155,7 @@ overhead() { # name, binary args: plain vs under autograph, 5 interleaved repeat
 	local p=() a=()
 	for r in 1 2 3 4 5; do
 		p+=("$(us "$@")")
-		a+=("$(LD_PRELOAD=$LIB us "$@")")
+		a+=("$(us LD_PRELOAD=$LIB "$@")")
 	done
 	local mp ma
 	mp=$(printf '%s\n' "${p[@]}" | median); ma=$(printf '%s\n' "${a[@]}" | median)
@@ -166,8 +168,8 @@ overhead "long kernels" build/apps/static/long_kernels --iters 20
 p=(); o=(); x=()
 for r in 1 2 3 4 5 6 7; do
 	p+=("$(us build/apps/static/tiny_kernels --n 100 --iters 2000 --mode eager)")
-	o+=("$(AUTOGRAPH=0 LD_PRELOAD=$LIB us build/apps/static/tiny_kernels --n 100 --iters 2000 --mode eager)")
-	x+=("$(AUTOGRAPH_EXCLUDE='*' LD_PRELOAD=$LIB us build/apps/static/tiny_kernels --n 100 --iters 2000 --mode eager)")
+	o+=("$(us AUTOGRAPH=0 LD_PRELOAD=$LIB build/apps/static/tiny_kernels --n 100 --iters 2000 --mode eager)")
+	x+=("$(us AUTOGRAPH_EXCLUDE='*' LD_PRELOAD=$LIB build/apps/static/tiny_kernels --n 100 --iters 2000 --mode eager)")
 done
 mp=$(printf '%s\n' "${p[@]}" | median); mo=$(printf '%s\n' "${o[@]}" | median); mx=$(printf '%s\n' "${x[@]}" | median)
 row "pass-through cost (AUTOGRAPH=0)" info "$(python3 -c "print(f'{($mo-$mp)*1000/100:+.1f} ns per launch (eager {$mp*10:.0f} ns per launch)')")"

@@ -265,20 +265,41 @@ static void report_text(struct out *o)
 			   top[i]->name);
 }
 
+/* "%p" in the path becomes the process id, as in nsys and compute-sanitizer. */
+static void expand_path(const char *in, char *out, size_t len)
+{
+	size_t n = 0;
+	for (; *in && n + 1 < len; in++) {
+		if (in[0] == '%' && in[1] == 'p') {
+			n += (size_t)snprintf(out + n, len - n, "%d", (int)getpid());
+			in++;
+		} else {
+			out[n++] = *in;
+		}
+	}
+	out[n < len ? n : len - 1] = '\0';
+}
+
 void ag_stats_report(void)
 {
 	static int done;
 	if (ag_opt.num[AG_OPT_STATS] == 0 || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
 		return;
 	add_up();
+	/* A process that never reached the driver (a shell, timeout, a launcher) has nothing to say,
+	 * and must not overwrite the file of the program it ran. */
+	if (!(sum.by_door[AG_DOOR_LINK] | sum.by_door[AG_DOOR_DLSYM] | sum.by_door[AG_DOOR_PROC]))
+		return;
 	static struct out o;
 	if (ag_opt.num[AG_OPT_STATS] == 1) {
 		o.fd = 2;
 		report_text(&o);
 	} else {
-		o.fd = open(ag_opt.text[AG_OPT_STATS], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		char path[4096];
+		expand_path(ag_opt.text[AG_OPT_STATS], path, sizeof path);
+		o.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (o.fd < 0) {
-			ag_log_msg(AG_LOG_ERROR, "cannot write statistics to %s", ag_opt.text[AG_OPT_STATS]);
+			ag_log_msg(AG_LOG_ERROR, "cannot write statistics to %s", path);
 			return;
 		}
 		report_json(&o);
