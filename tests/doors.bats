@@ -148,5 +148,5 @@ traces() {
     run grep -c '^cuGetProcAddress' "$T/lib.trace"
     assert_output 30
     run grep '^cuGetProcAddress_v2 symbol=cuLaunchKernel ' "$T/lib.trace"
-    assert_output 'cuGetProcAddress_v2 symbol=cuLaunchKernel version=4000 flags=2 found=cuLaunchKernel_ptsz'
+    assert_output 'cuGetProcAddress_v2 symbol=cuLaunchKernel version=7000 flags=2 found=cuLaunchKernel_ptsz'
 }

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 const char drv_door[] = "cuGetProcAddress";
 
@@ -55,9 +56,13 @@ void drv_open(struct drv *d, int per_thread)
     }
     d->DriverGetVersion = (__typeof__(d->DriverGetVersion))p;
 
+    /* A per-thread variant's ABI dates from CUDA 7.0 (cudaTypedefs.h: PFN_cuMemcpyHtoD_v7000_ptds);
+     * the driver answers an older version with CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT. */
+#define DRV_VERSION(version, sym, ptsym)                                                           \
+    (per_thread && strcmp(#sym, #ptsym) != 0 && (version) < 7000 ? 7000 : (version))
 #define DRV_LOOKUP(member, base, version, sym, ptsym)                                              \
     if (!d->member)                                                                                \
-        d->member = (__typeof__(d->member))lookup(gpa, #base, version, flags);
+        d->member = (__typeof__(d->member))lookup(gpa, #base, DRV_VERSION(version, sym, ptsym), flags);
     DRV_FUNCS(DRV_LOOKUP)
 #undef DRV_LOOKUP
 }
