@@ -148,7 +148,7 @@ static void new_seq(struct ag_stream *st, uint64_t first, uint32_t n, const char
 /* Splits a repeating window into pieces that can each be one graph. */
 static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, const char *why)
 {
-	if (st->t - start > AG_HIST || start < st->gap)
+	if (st->t - start >= AG_HIST || start < st->gap)
 		return;
 	uint64_t max_ops = (uint64_t)ag_opt.num[AG_OPT_MAX_OPS];
 	uint64_t min_ops = (uint64_t)ag_opt.num[AG_OPT_MIN_OPS];
@@ -185,7 +185,7 @@ static struct ag_segment *segment(struct ag_stream *st, uint64_t key)
 static void end_segment(struct ag_stream *st)
 {
 	uint64_t len = st->t - st->seg_start;
-	if (st->seg_start < st->gap || len < (uint64_t)ag_opt.num[AG_OPT_MIN_OPS] || len > AG_HIST)
+	if (st->seg_start < st->gap || len < (uint64_t)ag_opt.num[AG_OPT_MIN_OPS] || len >= AG_HIST)
 		return;
 	unsigned warmup = (unsigned)ag_opt.num[AG_OPT_WARMUP];
 	struct ag_segment *exact = segment(st, st->seg_hash);
@@ -245,11 +245,16 @@ void ag_detect_epoch(struct ag_stream *st, uint64_t epoch)
 	st->period = st->run = 0;
 }
 
-void ag_detect_record(struct ag_stream *st, const struct ag_op *op)
+struct ag_op *ag_detect_next(struct ag_stream *st)
+{
+	return &st->hist[st->t % AG_HIST];
+}
+
+void ag_detect_commit(struct ag_stream *st)
 {
 	uint64_t t = st->t;
+	const struct ag_op *op = &st->hist[t % AG_HIST];
 	ag_detect_epoch(st, op->epoch);
-	st->hist[t % AG_HIST] = *op;
 	st->seg_hash = mix(st->seg_hash, op->hash);
 	st->seg_shape = mix(st->seg_shape, op->shape);
 	st->t = t + 1;

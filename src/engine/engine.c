@@ -88,6 +88,22 @@ static void shape_of(const struct ag_call *c, struct shape_key *key)
 	}
 }
 
+/* The key is a few words: one multiply per word and a final avalanche is as good as XXH3 here, and cheaper. */
+static uint64_t shape_hash(const struct shape_key *key)
+{
+	static const uint64_t odd[10] = {
+		0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull,
+		0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull, 0x94d049bb133111ebull, 0xbf58476d1ce4e5b9ull,
+		0x2545f4914f6cdd1dull, 0x9fb21c651e98df25ull};
+	uint64_t h = (uint64_t)key->kind << 24 | (uint64_t)key->api << 16 |
+		     (uint64_t)key->per_thread << 8 | key->nattrs;
+	for (int i = 0; i < 10; i++)
+		h += key->word[i] * odd[i];
+	h ^= h >> 32;
+	h *= 0xd6e8feb86659fd93ull;
+	return h ^ (h >> 32);
+}
+
 static size_t attr_bytes(const struct ag_call *c)
 {
 	return c->kind == AG_OP_KERNEL ? c->u.kern.nattrs * sizeof(CUlaunchAttribute) : 0;
@@ -106,9 +122,19 @@ static int pack(struct ag_stream *st, const struct ag_call *c, const struct ag_k
 	if (!buf)
 		return 0;
 	if (c->u.kern.params) {
-		memset(buf, 0, n);
-		for (unsigned i = 0; i < k->nparams; i++)
-			memcpy(buf + k->offset[i], c->u.kern.params[i], k->size[i]);
+		if (!k->dense)
+			memset(buf, 0, n);
+		for (unsigned i = 0; i < k->nparams; i++) {
+			uint8_t *d = buf + k->offset[i];
+			const void *v = c->u.kern.params[i];
+			switch (k->size[i]) {
+			case 8: memcpy(d, v, 8); break;
+			case 4: memcpy(d, v, 4); break;
+			case 2: memcpy(d, v, 2); break;
+			case 1: memcpy(d, v, 1); break;
+			default: memcpy(d, v, k->size[i]);
+			}
+		}
 	} else if (c->u.kern.extra) {
 		const void *src = NULL;
 		size_t len = (size_t)-1;
@@ -184,12 +210,15 @@ static int recordable(const struct ag_call *c, const struct ag_kern *k, int unif
 static void describe(struct ag_stream *st, const struct ag_call *c, struct ag_kern *k,
 		     int unified_ok, struct ag_op *op)
 {
-	memset(op, 0, sizeof *op);
 	op->call = *c;
 	op->k = k;
+	op->args = NULL;
+	op->argbytes = 0;
+	op->cycles = 0;
+	op->failed = 0;
 	struct shape_key key;
 	shape_of(c, &key);
-	op->shape = XXH3_64bits(&key, sizeof key);
+	op->shape = shape_hash(&key);
 	op->nodeable = (uint8_t)recordable(c, k, unified_ok);
 	if (c->kind == AG_OP_KERNEL) {
 		op->call.u.kern.params = NULL;
@@ -372,20 +401,59 @@ static void diverge(struct ag_stream *st, int reason)
 	}
 }
 
+/* Field by field, because this runs for every held operation. */
+static int same_held_shape(const struct ag_op *e, const struct ag_call *c)
+{
+	const struct ag_call *x = &e->call;
+	if (x->kind != c->kind || x->api != c->api || x->per_thread != c->per_thread)
+		return 0;
+	if (c->kind != AG_OP_KERNEL) {
+		struct shape_key key;
+		shape_of(c, &key);
+		return same_shape(e, c, &key);
+	}
+	const unsigned *g = c->u.kern.grid, *b = c->u.kern.block, *xg = x->u.kern.grid,
+		       *xb = x->u.kern.block;
+	return x->u.kern.f == c->u.kern.f && xg[0] == g[0] && xg[1] == g[1] && xg[2] == g[2] &&
+	       xb[0] == b[0] && xb[1] == b[1] && xb[2] == b[2] && x->u.kern.shmem == c->u.kern.shmem &&
+	       x->u.kern.nattrs == c->u.kern.nattrs &&
+	       (!c->u.kern.nattrs || memcmp(x->u.kern.attrs, c->u.kern.attrs, attr_bytes(c)) == 0);
+}
+
+/* Whether the call's argument values equal the recorded ones, compared where they lie. */
+static int same_args(const struct ag_kern *k, const struct ag_call *c, const uint8_t *args)
+{
+	if (!c->u.kern.params)
+		return 0;
+	for (unsigned i = 0; i < k->nparams; i++) {
+		const uint8_t *r = args + k->offset[i];
+		const void *v = c->u.kern.params[i];
+		uint64_t a = 0, b = 0;
+		switch (k->size[i]) {
+		case 8: memcpy(&a, v, 8), memcpy(&b, r, 8); break;
+		case 4: memcpy(&a, v, 4), memcpy(&b, r, 4); break;
+		case 2: memcpy(&a, v, 2), memcpy(&b, r, 2); break;
+		case 1: memcpy(&a, v, 1), memcpy(&b, r, 1); break;
+		default: a = memcmp(v, r, k->size[i]) != 0;
+		}
+		if (a != b)
+			return 0;
+	}
+	return 1;
+}
+
 /* The next operation of a held sequence: 1 if it was taken, 0 if the sequence diverged. */
 static int match(struct ag_stream *st, const struct ag_call *c)
 {
 	struct ag_seq *seq = st->cur;
 	const struct ag_op *e = &seq->ops[st->pos];
-	struct shape_key key;
-	shape_of(c, &key);
-	if (!same_shape(e, c, &key)) {
+	if (!same_held_shape(e, c)) {
 		diverge(st, AG_S_FB_SHAPE);
 		return 0;
 	}
 	const uint8_t *args = e->args;
 	uint64_t h = e->hash;
-	if (c->kind == AG_OP_KERNEL) {
+	if (c->kind == AG_OP_KERNEL && !same_args(e->k, c, e->args)) {
 		struct ag_op in;
 		in.call = *c;
 		if (!pack(st, c, e->k, &in)) {
@@ -418,16 +486,36 @@ static int startable(const struct ag_stream *st, const struct ag_seq *seq, const
 	       (!op->argbytes || memcmp(e->args, op->args, op->argbytes) == 0);
 }
 
-static CUresult step(struct ag_stream *st, const struct ag_call *c, struct ag_kern *k, int unified_ok)
+/* Finds the kernel's entry and counts the launch against it. */
+static struct ag_kern *kern_of(const struct ag_call *c)
 {
-	if (st->cur && match(st, c))
-		return CUDA_SUCCESS;
-	struct ag_op op;
-	describe(st, c, k, unified_ok, &op);
-	op.epoch = ag_engine_epoch_of(st);
-	struct ag_seq *seq = st->starts[op.hash % AG_STARTS];
-	if (op.nodeable && seq && startable(st, seq, &op)) {
-		ag_detect_epoch(st, op.epoch);
+	struct ag_kern *k = ag_kern_get(c->u.kern.f);
+	if (k)
+		__atomic_add_fetch(&k->launches, 1, __ATOMIC_RELAXED);
+	return k;
+}
+
+static CUresult step(struct ag_stream *st, const struct ag_call *c, int unified_ok)
+{
+	struct ag_kern *k = NULL;
+	if (st->cur) {
+		const struct ag_op *e = &st->cur->ops[st->pos];
+		if (c->kind == AG_OP_KERNEL && e->call.kind == AG_OP_KERNEL &&
+		    e->call.u.kern.f == c->u.kern.f) {
+			k = e->k;
+			__atomic_add_fetch(&k->launches, 1, __ATOMIC_RELAXED);
+		}
+		if (match(st, c))
+			return CUDA_SUCCESS;
+	}
+	if (c->kind == AG_OP_KERNEL && !k)
+		k = kern_of(c);
+	struct ag_op *op = ag_detect_next(st);
+	describe(st, c, k, unified_ok, op);
+	op->epoch = ag_engine_epoch_of(st);
+	struct ag_seq *seq = st->starts[op->hash % AG_STARTS];
+	if (op->nodeable && seq && startable(st, seq, op)) {
+		ag_detect_epoch(st, op->epoch);
 		hold_begin(st, seq);
 		st->held[st->pos++] = seq->ops[0].args;
 		st->run_hash = mix(0, seq->ops[0].hash);
@@ -437,9 +525,9 @@ static CUresult step(struct ag_stream *st, const struct ag_call *c, struct ag_ke
 	}
 	uint64_t t0 = __rdtsc();
 	CUresult rc = ag_call_submit(c);
-	op.cycles = __rdtsc() - t0;
-	op.failed = rc != CUDA_SUCCESS;
-	ag_detect_record(st, &op);
+	op->cycles = __rdtsc() - t0;
+	op->failed = rc != CUDA_SUCCESS;
+	ag_detect_commit(st);
 	return rc;
 }
 
@@ -515,24 +603,27 @@ static void unlock(struct ag_stream *st)
 CUresult ag_engine_submit(const struct ag_call *c)
 {
 	int off = __atomic_load_n(&engine_off, __ATOMIC_ACQUIRE);
-	struct ag_kern *k = NULL;
-	if (c->kind == AG_OP_KERNEL && (!off || ag_opt.num[AG_OPT_STATS]) &&
-	    (k = ag_kern_get(c->u.kern.f)))
-		__atomic_add_fetch(&k->launches, 1, __ATOMIC_RELAXED);
 	int unified_ok = 0;
 	if (c->kind == AG_OP_COPY && c->api == AG_COPY_UNIFIED && (!off || ag_opt.num[AG_OPT_STATS]))
 		unified_ok = unified_copy_recordable(c);
-	if (off || __atomic_load_n(&capture_depth, __ATOMIC_ACQUIRE))
-		return ag_call_submit(c);
-	struct ag_stream *st = ag_stream_of(c->stream, c->per_thread, 1);
-	if (__atomic_load_n(&ag_engine_holding, __ATOMIC_ACQUIRE))
-		order_others(st);
-	if (!st)
-		return ag_call_submit(c);
-	lock(st);
-	CUresult rc = ag_detect_ready(st) ? step(st, c, k, unified_ok) : ag_call_submit(c);
-	unlock(st);
-	return rc;
+	struct ag_stream *st = NULL;
+	if (!off && !__atomic_load_n(&capture_depth, __ATOMIC_ACQUIRE)) {
+		st = ag_stream_of(c->stream, c->per_thread, 1);
+		if (__atomic_load_n(&ag_engine_holding, __ATOMIC_ACQUIRE))
+			order_others(st);
+	}
+	if (st) {
+		lock(st);
+		if (ag_detect_ready(st)) {
+			CUresult rc = step(st, c, unified_ok);
+			unlock(st);
+			return rc;
+		}
+		unlock(st);
+	}
+	if (c->kind == AG_OP_KERNEL && (!off || ag_opt.num[AG_OPT_STATS]))
+		kern_of(c);
+	return ag_call_submit(c);
 }
 
 void ag_engine_barrier(int fn)

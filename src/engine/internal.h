@@ -135,7 +135,9 @@ uint64_t ag_engine_epoch_of(struct ag_stream *st);
 int ag_engine_event_flags(CUevent ev, unsigned *flags);
 
 /* detect.c */
-void ag_detect_record(struct ag_stream *st, const struct ag_op *op);
+/* The slot the next observed operation is described into, then committed. */
+struct ag_op *ag_detect_next(struct ag_stream *st);
+void ag_detect_commit(struct ag_stream *st);
 /* A boundary before the next operation ends the segment being observed. */
 void ag_detect_epoch(struct ag_stream *st, uint64_t epoch);
 int ag_detect_ready(struct ag_stream *st);

@@ -82,6 +82,10 @@ static struct ag_kern *learn(CUfunction f)
 			k->argbytes = (uint32_t)(off + size);
 	}
 	k->layout_ok = (uint8_t)layout_ok;
+	size_t covered = 0;
+	for (size_t i = 0; layout_ok && i < n; i++)
+		covered += k->size[i];
+	k->dense = covered == k->argbytes;
 	const char *inc = ag_opt.text[AG_OPT_INCLUDE], *exc = ag_opt.text[AG_OPT_EXCLUDE];
 	k->graphable = (!ag_opt.num[AG_OPT_INCLUDE] || ag_opt_list_match(inc, name)) &&
 		       !(ag_opt.num[AG_OPT_EXCLUDE] && ag_opt_list_match(exc, name));

@@ -20,6 +20,7 @@ struct ag_kern {
 	uint8_t is_kernel;   /* a CUkernel (launched cast to CUfunction), not a CUfunction */
 	uint8_t layout_ok;   /* parameter info was available: arguments can be recorded */
 	uint8_t graphable;   /* not excluded by AUTOGRAPH_INCLUDE/EXCLUDE */
+	uint8_t dense;       /* parameters cover the buffer with no padding between them */
 	uint64_t launches;
 	uint16_t *offset;
 	uint16_t *size;
