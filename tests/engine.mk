@@ -1,0 +1,29 @@
+# Engine tests: the scenario program (tests/progs/eng_loop.c) and the differential
+# fuzzer (tests/fuzz/fuzz.c), run by tests/engine_*.bats. Included from tests/tests.mk,
+# which defines TEST_PROGS_DIR, BUILD and CUDA_HOME (the programs use cuda.h's default
+# versioned names, not -D__CUDA_API_VERSION_INTERNAL); KERNELS_PTX, FAKECUDA_LIB
+# and LIB are only used in recipes.
+#
+#   make fuzz-long [FUZZ_SEEDS=5000] [FUZZ_FIRST=1]   many more fuzz seeds than make test
+
+ENGINE_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_HOME)/include
+ENGINE_LDLIBS := -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
+ENGINE_TEST_BINS := $(TEST_PROGS_DIR)/eng_loop
+
+$(TEST_PROGS_DIR)/eng_loop: tests/progs/eng_loop.c
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
+
+$(BUILD)/fuzz/fuzz: tests/fuzz/fuzz.c tests/kernels/ag_kernels.h
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
+
+FUZZ_SEEDS ?= 5000
+FUZZ_FIRST ?= 1
+FUZZ_JOBS  ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: fuzz-long
+fuzz-long: $(ENGINE_TEST_BINS) $(LIB) fakecuda-selftest
+	AG_BUILD=$(abspath $(BUILD)) AG_KERNELS_PTX=$(abspath $(KERNELS_PTX)) \
+	AG_FAKECUDA_LIB=$(abspath $(FAKECUDA_LIB)) \
+		tests/fuzz/run-seeds $(FUZZ_FIRST) $(FUZZ_SEEDS) $(FUZZ_JOBS)

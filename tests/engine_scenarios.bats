@@ -1,0 +1,224 @@
+#!/usr/bin/env bats
+# The engine, one mechanism per test, on tests/progs/eng_loop.c: every run compares the
+# program's output (buffer hashes and counts) without and with the library — the main
+# assertion — then checks in the stand-in's trace and the statistics that the mechanism
+# under test really happened (graphs replayed, fallbacks taken, work held and flushed).
+
+setup() {
+    load test_helper/common-setup
+    _common_setup
+    ENG="$PROGS/eng_loop"
+    [ -x "$ENG" ] || fail "$ENG is missing: run 'make test'"
+}
+
+# both [VAR=value ...] -- ARGS... : eng_loop ARGS without the library, then with it (and
+# the environment given, a trace in $T/trace, statistics in $T/s.json); the standard
+# output must be the same. Leaves the library run's stderr in $stderr.
+both() {
+    local envs=()
+    while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+    shift
+    run timeout 60 "$ENG" "$@"
+    assert_success
+    assert_line --regexp '^counts: launches=[0-9]+ '
+    local plain="$output"
+    rm -f "$T/s.json" "$T/trace"
+    run --separate-stderr env "${envs[@]}" AG_FAKE_TRACE="$T/trace" AUTOGRAPH_STATS="$T/s.json" \
+        LD_PRELOAD="$LIB" timeout 60 "$ENG" "$@"
+    assert_success
+    assert_equal "$output" "$plain"
+}
+
+st() { json_stat "$T/s.json" "$1"; }
+
+# in_trace REGEX : lines of the trace that match.
+in_trace() { grep -cE "$1" "$T/trace" || true; }
+
+# graph_sizes : the nodes= of every graph the library instantiated, one per line.
+graph_sizes() { sed -n 's/^cuGraphInstantiateWithFlags .*nodes=\([0-9]*\).*/\1/p' "$T/trace"; }
+
+# gt NAME VALUE MIN : VALUE > MIN, with the name in the failure message.
+gt() { (( $2 > $3 )) || fail "$1 = $2, expected more than $3"; }
+
+@test "stable synced loop: replayed as graphs, every launch accounted for" {
+    both -- --iters 40
+    local launches eager
+    launches="$(count launches)"
+    eager="$(in_trace '^cuLaunchKernel ')"
+    gt replays "$(st replays)" 0
+    gt "cuGraphLaunch lines" "$(in_trace '^cuGraphLaunch ')" 0
+    (( eager * 4 < launches )) || fail "$eager of $launches launches were eager"
+    assert_equal "launches=$(st launches)" "launches=$launches"
+    # Every launch went either to the driver eagerly or into a graph launch.
+    assert_equal "replayed+eager=$(( $(st ops_replayed) + eager ))" "replayed+eager=$launches"
+    assert_equal "cuGraphLaunch=$(in_trace '^cuGraphLaunch ')" "cuGraphLaunch=$(st replays)"
+}
+
+@test "every stream kind: legacy, created blocking, created non-blocking" {
+    local s
+    for s in legacy created nonblocking; do
+        both -- --iters 30 --stream "$s"
+        gt "replays ($s)" "$(st replays)" 0
+    done
+}
+
+@test "shape change mid-sequence: held work falls back, results unchanged" {
+    both -- --iters 40 --shape-change-at 15
+    gt fallback_shape "$(st fallback_shape)" 0
+    gt replays "$(st replays)" 0
+    # The new shape ran (eagerly at least while it warmed up).
+    gt "eager stencils of the new grid" "$(in_trace '^cuLaunchKernel name=ag_stencil grid=5,')" 0
+}
+
+@test "pointer change: replayed with the new pointer, or falls back with AUTOGRAPH_UPDATE=0" {
+    # A new variant of the graph or an update in place: either way no run falls back.
+    both -- --iters 40 --ptr-change-at 15
+    gt "graphs_built+updates" "$(( $(st graphs_built) + $(st updates) ))" 1
+    gt replays "$(st replays)" 35
+    assert_equal "fallback_args=$(st fallback_args)" "fallback_args=0"
+    both AUTOGRAPH_UPDATE=0 -- --iters 40 --ptr-change-at 15
+    assert_equal "updates=$(st updates)" "updates=0"
+    gt fallback_args "$(st fallback_args)" 0
+}
+
+@test "scalar arguments changing every iteration: AUTOGRAPH_UPDATE=1 updates, =0 never does" {
+    both -- --iters 40 --arg-change-every
+    gt updates "$(st updates)" 0
+    gt replays "$(st replays)" 0
+    both AUTOGRAPH_UPDATE=0 -- --iters 40 --arg-change-every
+    assert_equal "updates=$(st updates)" "updates=0"
+    assert_equal "no update calls=$(in_trace '^cuGraphExec(Update|KernelNodeSetParams)')" "no update calls=0"
+}
+
+@test "ping-pong synced: both halves graphed" {
+    both -- --iters 40 --pingpong
+    gt graphs_built "$(st graphs_built)" 1
+    gt replays "$(st replays)" 10
+}
+
+@test "unsynced loop: found by its period and graphed in whole periods" {
+    both -- --iters 200 --sync none
+    gt replays "$(st replays)" 0
+    local n
+    [ -n "$(graph_sizes)" ] || fail "no graph instantiated"
+    for n in $(graph_sizes); do
+        (( n % 5 == 0 )) || fail "graph of $n nodes is not whole iterations of 5"
+    done
+}
+
+@test "unsynced ping-pong: the period is two iterations" {
+    both -- --iters 200 --sync none --pingpong
+    gt replays "$(st replays)" 0
+    local n
+    [ -n "$(graph_sizes)" ] || fail "no graph instantiated"
+    for n in $(graph_sizes); do
+        (( n % 10 == 0 )) || fail "graph of $n nodes is not whole pairs of iterations"
+    done
+}
+
+@test "barrier-class calls mid-iteration: no graph spans them, results unchanged" {
+    both -- --iters 40 --kernels 6 --barrier-mid
+    gt replays "$(st replays)" 0
+    local n
+    for n in $(graph_sizes); do
+        (( n <= 3 )) || fail "a graph of $n nodes spans the barrier at the middle of 6"
+    done
+    # Each barrier came after the first half of its iteration was submitted.
+    run awk '/^cuMemAlloc_v2 bytes=256/ { if (!seen) bad++ } /^cuGraphLaunch|^cuLaunchKernel name=ag_(axpy|stencil)/ { seen = 1 }
+        /^cuMemFree/ { seen = 0 } END { print bad + 0 }' "$T/trace"
+    assert_output 0
+}
+
+@test "the program's own stream capture: engine stands aside, its graph works" {
+    both -- --iters 30 --capture
+    assert_line --regexp 'graph_launches=30$'
+    # The program's graph is the first one instantiated (e1), from 5 captured kernels.
+    assert_equal "captured=$(in_trace 'capturing=1')" "captured=5"
+    assert_equal "own=$(in_trace '^cuGraphLaunch exec=e1 nodes=5 ')" "own=30"
+}
+
+@test "exit with held work: the held half iteration still runs" {
+    both AUTOGRAPH_LOG=debug -- --iters 20 --exit-held
+    assert_line 'exit: hostfns=21 mapped=21'
+    # It really was held, and submitted at exit.
+    run grep -cE 'held ops submitted eagerly' <<<"$stderr"
+    assert_success
+}
+
+@test "host spinning on mapped memory: the AUTOGRAPH_FLUSH_US timer submits held work" {
+    # Without the timeout flush this hangs: timeout (in both) turns that into a failure.
+    both -- --iters 80 --sync none --spin
+    gt fallback_timeout "$(st fallback_timeout)" 0
+    gt sequences_seen "$(st sequences_seen)" 0
+}
+
+@test "8 threads, each on its own stream: results unchanged, graphs per stream" {
+    both -- --threads 8 --iters 40
+    gt graphs_built "$(st graphs_built)" 7
+    gt replays "$(st replays)" 100
+    both -- --threads 8 --iters 150 --sync none --stream nonblocking
+    gt replays "$(st replays)" 0
+}
+
+@test "AUTOGRAPH_WARMUP: WARMUP identical runs and one more eager run before the first replay" {
+    local w eager
+    for w in 1 2 5; do
+        both AUTOGRAPH_WARMUP=$w -- --iters 20
+        eager="$(awk '/^cuGraphLaunch/ { exit } /^cuLaunchKernel name=ag_axpy/ { n++ } END { print n + 0 }' "$T/trace")"
+        assert_equal "warmup $w: eager iterations before replay=$eager" \
+            "warmup $w: eager iterations before replay=$((w + 1))"
+    done
+}
+
+@test "AUTOGRAPH_MIN_OPS: shorter sequences are not graphed" {
+    both AUTOGRAPH_MIN_OPS=5 -- --iters 20 --kernels 5
+    gt replays "$(st replays)" 0
+    both AUTOGRAPH_MIN_OPS=6 -- --iters 20 --kernels 5
+    assert_equal "sequences_seen=$(st sequences_seen)" "sequences_seen=0"
+    assert_equal "cuGraphLaunch=$(in_trace '^cuGraphLaunch')" "cuGraphLaunch=0"
+}
+
+@test "AUTOGRAPH_MAX_OPS: long sequences are cut into graphs of at most MAX_OPS nodes" {
+    both AUTOGRAPH_MAX_OPS=3 -- --iters 30 --kernels 10
+    gt replays "$(st replays)" 0
+    gt "graphs" "$(graph_sizes | wc -l)" 1
+    local n
+    for n in $(graph_sizes); do
+        (( n <= 3 )) || fail "graph of $n nodes with AUTOGRAPH_MAX_OPS=3"
+    done
+    both AUTOGRAPH_MAX_OPS=7 -- --iters 300 --kernels 5 --sync none
+    for n in $(graph_sizes); do
+        (( n <= 7 )) || fail "graph of $n nodes with AUTOGRAPH_MAX_OPS=7"
+    done
+}
+
+@test "AUTOGRAPH_MAX_GRAPHS=1 with two alternating sequences: evictions, same results" {
+    both AUTOGRAPH_MAX_GRAPHS=1 -- --iters 40 --pingpong
+    gt evictions "$(st evictions)" 0
+    gt replays "$(st replays)" 0
+    both AUTOGRAPH_MAX_GRAPHS=2 -- --iters 40 --pingpong
+    assert_equal "evictions=$(st evictions)" "evictions=0"
+}
+
+@test "AUTOGRAPH_EXCLUDE / AUTOGRAPH_INCLUDE: kernels left out never go into a graph" {
+    both AUTOGRAPH_EXCLUDE=ag_scale -- --iters 30
+    gt replays "$(st replays)" 0
+    assert_equal "scale nodes=$(in_trace '^cuGraphAddKernelNode.* name=ag_scale')" "scale nodes=0"
+    assert_equal "eager scales=$(in_trace '^cuLaunchKernel name=ag_scale')" "eager scales=30"
+    gt fallback_excluded "$(st fallback_excluded)" 0
+
+    both 'AUTOGRAPH_INCLUDE=ag_axpy,ag_s*' -- --iters 30
+    gt replays "$(st replays)" 0
+    assert_equal "other nodes=$(in_trace '^cuGraphAddKernelNode.* name=ag_(add|iota)')" "other nodes=0"
+    gt "stencil nodes" "$(in_trace '^cuGraphAddKernelNode.* name=ag_stencil')" 0
+}
+
+@test "AUTOGRAPH_LOG=debug: decision lines name the stream and the sequence" {
+    both AUTOGRAPH_LOG=debug -- --iters 30 --shape-change-at 10
+    run grep -cE '^autograph: stream 0x[0-9a-f]+: sequence [0-9]+ .*graph built' <<<"$stderr"
+    assert_success
+    run grep -cE '^autograph: stream 0x[0-9a-f]+: sequence [0-9]+: .*submitted eagerly \(an operation.s shape changed\)' <<<"$stderr"
+    assert_success
+    run grep -vcE '^autograph: ' <<<"$stderr"
+    assert_output 0
+}
