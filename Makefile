@@ -21,8 +21,8 @@ LIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%,$(LIB_SRC:.c=.o) $(LIB_ASM:.S=.o)) $(
 LIB     := $(BUILD)/libautograph.so
 GEN     := $(BUILD)/gen/g_hook.h $(BUILD)/gen/g_hook.c
 
-.PHONY: all lib test demo install clean
-all: lib
+.PHONY: all lib test demo install clean docs-check
+all: lib $(LAUNCHER)
 
 lib: $(LIB)
 
@@ -54,12 +54,23 @@ $(BUILD)/obj/g_hook.o: $(BUILD)/gen/g_hook.c $(GEN)
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d)
 
 include tests/tests.mk
+include src/launcher/launcher.mk
 -include tests/fakecuda/fakecuda.mk
 -include apps/apps.mk
 
-install: $(LIB)
+install: $(LIB) install-launcher
 	install -d $(DESTDIR)$(PREFIX)/lib
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libautograph.so
+
+# The main job: the tiny-kernel program eager, under autograph and hand-graphed on a
+# GPU; without one, the same story on the CPU stand-in (what is graphed, no timings).
+DEMO_DEPS := $(LIB) $(LAUNCHER) $(if $(shell nvidia-smi -L 2>/dev/null | grep '^GPU'),\
+	$(BUILD)/apps/static/tiny_kernels,$(FAKECUDA_LIB) $(KERNELS_PTX) $(BUILD)/progs/drv_link)
+demo: $(DEMO_DEPS)
+	bash scripts/demo.sh
+
+docs-check:
+	$(PYTHON) scripts/gen-options-doc --check README.md docs/autograph.1
 
 clean:
 	rm -rf $(BUILD)
