@@ -8,7 +8,7 @@
 
 ENGINE_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_HOME)/include
 ENGINE_LDLIBS := -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
-ENGINE_TEST_BINS := $(TEST_PROGS_DIR)/eng_loop
+ENGINE_TEST_BINS := $(TEST_PROGS_DIR)/eng_loop $(BUILD)/fuzz/fuzz
 
 $(TEST_PROGS_DIR)/eng_loop: tests/progs/eng_loop.c
 	@mkdir -p $(@D)
