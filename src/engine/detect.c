@@ -102,6 +102,11 @@ static void new_seq(struct ag_stream *st, uint64_t first, uint32_t n, const char
 	unsigned count;
 	if (find_seq(st, hash, &count) || count >= SEQS_PER_STREAM)
 		return;
+	/* Arguments that change while held are kept in the arena until the sequence completes. */
+	if (blob > AG_ARENA / 4) {
+		ag_stats_add(AG_S_FB_UNSUPPORTED, 1);
+		return;
+	}
 	struct ag_seq *seq = calloc(1, sizeof *seq);
 	if (!seq)
 		return;

@@ -91,14 +91,14 @@ static void shape_of(const struct ag_call *c, struct shape_key *key)
 /* The key is a few words: one multiply per word and a final avalanche is as good as XXH3 here, and cheaper. */
 static uint64_t shape_hash(const struct shape_key *key)
 {
-	static const uint64_t odd[10] = {
-		0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull, 0xd6e8feb86659fd93ull,
-		0xff51afd7ed558ccdull, 0xc4ceb9fe1a85ec53ull, 0x94d049bb133111ebull, 0xbf58476d1ce4e5b9ull,
-		0x2545f4914f6cdd1dull, 0x9fb21c651e98df25ull};
+	const uint64_t *w = key->word;
 	uint64_t h = (uint64_t)key->kind << 24 | (uint64_t)key->api << 16 |
 		     (uint64_t)key->per_thread << 8 | key->nattrs;
-	for (int i = 0; i < 10; i++)
-		h += key->word[i] * odd[i];
+	h += w[0] * 0x9e3779b97f4a7c15ull + w[1] * 0xc2b2ae3d27d4eb4full +
+	     w[2] * 0x165667b19e3779f9ull + w[3] * 0xd6e8feb86659fd93ull +
+	     w[4] * 0xff51afd7ed558ccdull + w[5] * 0xc4ceb9fe1a85ec53ull +
+	     w[6] * 0x94d049bb133111ebull + w[7] * 0xbf58476d1ce4e5b9ull +
+	     w[8] * 0x2545f4914f6cdd1dull + w[9] * 0x9fb21c651e98df25ull;
 	h ^= h >> 32;
 	h *= 0xd6e8feb86659fd93ull;
 	return h ^ (h >> 32);

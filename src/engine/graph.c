@@ -287,15 +287,15 @@ void ag_graph_make_room(void)
 		struct ag_stream *locked_other = NULL;
 		if (others) {
 			for (struct ag_stream *st = ag_stream_all(); st; st = st->next_all) {
-				if (st == mine || pthread_mutex_trylock(&st->lock) != 0)
+				if (st == mine || !ag_stream_trylock(st))
 					continue;
 				consider(st, &best);
 				if (best.st == st) {
 					if (locked_other)
-						pthread_mutex_unlock(&locked_other->lock);
+						ag_stream_unlock(locked_other);
 					locked_other = st;
 				} else {
-					pthread_mutex_unlock(&st->lock);
+					ag_stream_unlock(st);
 				}
 			}
 		}
@@ -308,7 +308,7 @@ void ag_graph_make_room(void)
 			       ag_opt.num[AG_OPT_MAX_GRAPHS]);
 		}
 		if (locked_other)
-			pthread_mutex_unlock(&locked_other->lock);
+			ag_stream_unlock(locked_other);
 		if (others)
 			ag_stream_unlock_registry();
 		if (!best.v)

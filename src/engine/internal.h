@@ -17,7 +17,7 @@
 #include "engine/kernels.h"
 
 #define AG_HIST 4096u          /* operations remembered per stream */
-#define AG_ARENA (4u << 20)    /* argument bytes remembered per stream */
+#define AG_ARENA (1u << 20)    /* argument bytes remembered per stream */
 #define AG_LASTPOS 8192u       /* last position of each operation hash */
 #define AG_SEGS 256u           /* segment hashes counted per stream */
 #define AG_STARTS 256u         /* first-operation index of a stream's sequences */
@@ -80,7 +80,7 @@ struct ag_segment {
 };
 
 struct ag_stream {
-	pthread_mutex_t lock;
+	int lock;            /* see ag_stream_lock() */
 	uintptr_t key;
 	CUstream handle;     /* CU_STREAM_LEGACY for a context's legacy stream */
 	CUcontext ctx;
@@ -122,8 +122,30 @@ void ag_stream_for_each(void (*fn)(struct ag_stream *, void *), void *arg);
 int ag_stream_try_registry(void);
 void ag_stream_unlock_registry(void);
 void ag_stream_remove(struct ag_stream *st);
-void ag_stream_lock(struct ag_stream *st);
-void ag_stream_unlock(struct ag_stream *st);
+/*
+ * A stream's lock is almost never contended (its own thread takes it once per
+ * operation; other threads only to submit held work), so it is a test-and-set
+ * word: two atomic instructions, where a mutex costs a call and several more.
+ * A waiter spins briefly, then yields, since the holder may be inside a
+ * driver call that blocks.
+ */
+void ag_stream_lock_wait(struct ag_stream *st);
+
+static inline int ag_stream_trylock(struct ag_stream *st)
+{
+	return !__atomic_exchange_n(&st->lock, 1, __ATOMIC_ACQUIRE);
+}
+
+static inline void ag_stream_lock(struct ag_stream *st)
+{
+	if (!ag_stream_trylock(st))
+		ag_stream_lock_wait(st);
+}
+
+static inline void ag_stream_unlock(struct ag_stream *st)
+{
+	__atomic_store_n(&st->lock, 0, __ATOMIC_RELEASE);
+}
 
 /* engine.c */
 extern uint64_t ag_engine_epoch;

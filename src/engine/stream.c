@@ -7,6 +7,7 @@
  * The per-thread default stream has no state: another thread could not name
  * it to submit held work, so the engine never holds work on it.
  */
+#include <sched.h>
 #include <stdlib.h>
 
 #include "engine/internal.h"
@@ -35,7 +36,6 @@ static struct ag_stream *new_stream(uintptr_t key, CUstream s, CUcontext ctx, in
 	struct ag_stream *st = calloc(1, sizeof *st);
 	if (!st)
 		return NULL;
-	pthread_mutex_init(&st->lock, NULL);
 	st->key = key;
 	st->handle = legacy ? CU_STREAM_LEGACY : s;
 	st->ctx = ctx;
@@ -118,12 +118,14 @@ void ag_stream_remove(struct ag_stream *st)
 	pthread_mutex_unlock(&registry);
 }
 
-void ag_stream_lock(struct ag_stream *st)
+void ag_stream_lock_wait(struct ag_stream *st)
 {
-	pthread_mutex_lock(&st->lock);
-}
-
-void ag_stream_unlock(struct ag_stream *st)
-{
-	pthread_mutex_unlock(&st->lock);
+	for (unsigned spins = 0;; spins++) {
+		if (!__atomic_load_n(&st->lock, __ATOMIC_RELAXED) && ag_stream_trylock(st))
+			return;
+		if (spins < 128)
+			__builtin_ia32_pause();
+		else
+			sched_yield();
+	}
 }

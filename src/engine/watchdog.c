@@ -19,11 +19,11 @@ static void expire(struct ag_stream *st, void *arg)
 {
 	uint64_t now = *(const uint64_t *)arg;
 	if (!__atomic_load_n(&st->holding, __ATOMIC_ACQUIRE) || now - st->hold_tick < TICKS ||
-	    pthread_mutex_trylock(&st->lock) != 0)
+	    !ag_stream_trylock(st))
 		return;
 	if (st->cur && now - st->hold_tick >= TICKS)
 		ag_engine_flush(st, AG_S_FB_TIMEOUT);
-	pthread_mutex_unlock(&st->lock);
+	ag_stream_unlock(st);
 }
 
 static void *run(void *arg)
