@@ -145,6 +145,19 @@ gt() { (( $2 > $3 )) || fail "$1 = $2, expected more than $3"; }
     assert_success
 }
 
+@test "held work is submitted before a stream sync, a query loop, an event sync, a context sync" {
+    # The host looks at host-mapped memory and a host function's count right after the
+    # wait, with no other CUDA call in between: the held half iteration must have run.
+    local m s
+    for m in sync query event ctx; do
+        for s in created nonblocking legacy; do
+            both AUTOGRAPH_LOG=debug -- --iters 20 --held-then "$m" --stream "$s"
+            assert_line "observed: hostfns=21 mapped=21"
+            grep -q 'held ops submitted eagerly' <<<"$stderr" || fail "$m/$s: nothing was held"
+        done
+    done
+}
+
 @test "host spinning on mapped memory: the AUTOGRAPH_FLUSH_US timer submits held work" {
     # Without the timeout flush this hangs: timeout (in both) turns that into a failure.
     both -- --iters 80 --sync none --spin

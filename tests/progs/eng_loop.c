@@ -33,6 +33,10 @@ static const char usage[] =
     "                        launch that graph after every eager iteration\n"
     "  --exit-held           after the loop, half an iteration (a host function and\n"
     "                        ag_inc on host-mapped memory first), then exit(0) unsynced\n"
+    "  --held-then sync|query|event|ctx   like --exit-held, but the half iteration is\n"
+    "                        followed by that wait (stream sync, polling cuStreamQuery, a\n"
+    "                        timing event recorded and synchronized, context sync), then\n"
+    "                        prints what the host sees (observed: hostfns=N mapped=N)\n"
     "  --spin                end each iteration with ag_inc on host-mapped memory and\n"
     "                        wait for it by spinning on the host (no CUDA sync)\n";
 
@@ -52,7 +56,8 @@ static void check(CUresult rc, const char *call, int line)
 static struct {
     long iters, kernels, n, threads, shape_at, ptr_at;
     int sync_iter, stream_kind, pingpong, arg_every, barrier_mid, capture, exit_held, spin;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0};
+    const char *held_then;
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -101,6 +106,9 @@ static void parse(int argc, char **argv)
             opt.capture = 1;
         else if (!strcmp(a, "--exit-held"))
             opt.exit_held = 1;
+        else if (!strcmp(a, "--held-then") && v &&
+                 (!strcmp(v, "sync") || !strcmp(v, "query") || !strcmp(v, "event") || !strcmp(v, "ctx")))
+            opt.held_then = v, opt.exit_held = 1, i++;
         else if (!strcmp(a, "--spin"))
             opt.spin = 1;
         else {
@@ -305,7 +313,31 @@ static void *run(void *arg)
             CHECK(cuStreamSynchronize(w->s));
         }
     }
-    if (opt.exit_held && w->id == 0) {
+    if (opt.held_then) {
+        /* Half an iteration held, then a wait that must see it done. */
+        CHECK(cuLaunchHostFunc(w->s, count_hostfn, NULL));
+        inc_mapped(w);
+        for (long j = 0; j < opt.kernels / 2; j++)
+            kernel(w, opt.iters, j);
+        if (!strcmp(opt.held_then, "sync")) {
+            CHECK(cuStreamSynchronize(w->s));
+        } else if (!strcmp(opt.held_then, "query")) {
+            CUresult rc;
+            while ((rc = cuStreamQuery(w->s)) == CUDA_ERROR_NOT_READY)
+                ;
+            CHECK(rc);
+        } else if (!strcmp(opt.held_then, "event")) {
+            CUevent ev;
+            CHECK(cuEventCreate(&ev, CU_EVENT_DEFAULT));
+            CHECK(cuEventRecord(ev, w->s));
+            CHECK(cuEventSynchronize(ev));
+            CHECK(cuEventDestroy(ev));
+        } else {
+            CHECK(cuCtxSynchronize());
+        }
+        printf("observed: hostfns=%ld mapped=%d\n", __atomic_load_n(&hostfn_calls, __ATOMIC_RELAXED),
+               __atomic_load_n(&mapped[w->id], __ATOMIC_ACQUIRE));
+    } else if (opt.exit_held && w->id == 0) {
         /* Half an iteration: the engine holds it as the start of a known sequence. */
         CHECK(cuLaunchHostFunc(w->s, count_hostfn, NULL));
         inc_mapped(w);
@@ -379,7 +411,7 @@ int main(int argc, char **argv)
     memset(host, 0, (size_t)opt.threads * sizeof(int));
     mapped = host;
     CHECK(cuMemHostGetDevicePointer(&mapped_dev, host, 0));
-    if (opt.exit_held)
+    if (opt.exit_held && !opt.held_then)
         atexit(print_exit_state); /* before any work: runs after the library's exit flush */
 
     struct worker *w = calloc((size_t)opt.threads, sizeof *w);
