@@ -1,6 +1,6 @@
 # Engine tests: the scenario program (tests/progs/eng_loop.c) and the differential
-# fuzzer (tests/fuzz/fuzz.c), run by tests/engine_*.bats. Included from tests/tests.mk,
-# which defines TEST_PROGS_DIR, BUILD and CUDA_HOME (the programs use cuda.h's default
+# fuzzer (tests/fuzz/fuzz.c), run by tests/engine_*.bats. Included by the top Makefile,
+# which defines BUILD, CUDA_HOME and CC (the programs use cuda.h's default
 # versioned names, not -D__CUDA_API_VERSION_INTERNAL); KERNELS_PTX, FAKECUDA_LIB
 # and LIB are only used in recipes.
 #
@@ -8,9 +8,9 @@
 
 ENGINE_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_HOME)/include
 ENGINE_LDLIBS := -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
-ENGINE_TEST_BINS := $(TEST_PROGS_DIR)/eng_loop $(BUILD)/fuzz/fuzz
+ENGINE_TEST_BINS := $(BUILD)/progs/eng_loop $(BUILD)/fuzz/fuzz
 
-$(TEST_PROGS_DIR)/eng_loop: tests/progs/eng_loop.c
+$(BUILD)/progs/eng_loop: tests/progs/eng_loop.c
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
 
