@@ -24,6 +24,7 @@
 #define PERIOD_COMMIT 256 /* confirmed ops before an unbounded loop is graphed */
 #define PERIOD_UNIT 128   /* short periods are grouped up to this many ops */
 #define SEQS_PER_STREAM 256
+#define LEAD_MIN 16       /* segments at least this long start with a quarter-length graph */
 #define SHAPE_SALT 0x5bd1e9955bd1e995ull
 
 static unsigned next_seq_id;
@@ -129,9 +130,9 @@ static void new_seq(struct ag_stream *st, uint64_t first, uint32_t n, const char
 			op->call.u.kern.attrs = (const CUlaunchAttribute *)p;
 			p += a;
 		}
-		seq->eager_cycles += op->cycles;
 	}
 	seq->n = n;
+	seq->eager_cycles = n * st->eager_avg;
 	seq->hash = hash;
 	seq->id = __atomic_add_fetch(&next_seq_id, 1, __ATOMIC_RELAXED);
 	seq->backoff = 1024;
@@ -150,19 +151,27 @@ static void new_seq(struct ag_stream *st, uint64_t first, uint32_t n, const char
 	st->starts[seq->ops[0].hash % AG_STARTS] = seq;
 }
 
-/* Splits a repeating window into pieces that can each be one graph. */
-static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, const char *why)
+/*
+ * Splits a repeating window into pieces that can each be one graph. With a
+ * lead, the first piece is cut after that many operations: after a sync the
+ * GPU is idle, and a short first graph gets it working while the rest of the
+ * sequence is still being matched on the CPU.
+ */
+static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, uint64_t lead,
+		      const char *why)
 {
 	if (st->t - start >= AG_HIST || start < st->gap)
 		return;
 	uint64_t max_ops = (uint64_t)ag_opt.num[AG_OPT_MAX_OPS];
 	uint64_t min_ops = (uint64_t)ag_opt.num[AG_OPT_MIN_OPS];
 	uint64_t piece = start;
+	if (lead < min_ops)
+		lead = 0;
 	for (uint64_t i = start; i <= start + len; i++) {
 		const struct ag_op *op = i < start + len ? &st->hist[i % AG_HIST] : NULL;
 		int cut = !op || !op->nodeable || op->failed || !args_alive(st, op) ||
 			  (i > piece && op->epoch != st->hist[piece % AG_HIST].epoch) ||
-			  i - piece == max_ops;
+			  i - piece == max_ops || (lead && piece == start && i - piece == lead);
 		if (op && !op->nodeable)
 			ag_stats_add(op->call.kind == AG_OP_KERNEL && op->k && !op->k->graphable
 					     ? AG_S_FB_EXCLUDED
@@ -195,10 +204,11 @@ static void end_segment(struct ag_stream *st)
 	unsigned warmup = (unsigned)ag_opt.num[AG_OPT_WARMUP];
 	struct ag_segment *exact = segment(st, st->seg_hash);
 	struct ag_segment *shape = segment(st, st->seg_shape ^ SHAPE_SALT);
+	uint64_t lead = len >= LEAD_MIN ? len / 4 : 0;
 	if (exact->count == warmup)
-		make_seqs(st, st->seg_start, len, "repeating segment");
+		make_seqs(st, st->seg_start, len, lead, "repeating segment");
 	else if (exact->count == 1 && shape->count == warmup + 1 && ag_opt.num[AG_OPT_UPDATE])
-		make_seqs(st, st->seg_start, len, "segment with changing arguments");
+		make_seqs(st, st->seg_start, len, lead, "segment with changing arguments");
 }
 
 static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
@@ -233,7 +243,7 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 		unit = P * ((PERIOD_UNIT < max_ops ? PERIOD_UNIT : max_ops) / P);
 	if (unit < P)
 		unit = P;
-	make_seqs(st, t + 1 - unit, unit, "repeating loop");
+	make_seqs(st, t + 1 - unit, unit, 0, "repeating loop");
 	st->period = 0;
 	st->run = 0;
 }

@@ -33,7 +33,6 @@ struct ag_op {
 	uint64_t hash;       /* everything that defines the operation */
 	uint64_t shape;      /* everything but kernel argument values */
 	uint64_t epoch;      /* changes across a boundary (sync, barrier, unrecorded op) */
-	uint64_t cycles;     /* time its eager submission took */
 	uint32_t argbytes;
 	uint8_t nodeable;    /* can be a graph node */
 	uint8_t failed;      /* its eager submission returned an error */
@@ -98,6 +97,7 @@ struct ag_stream {
 	uint64_t gap;        /* no window may start before this position */
 	uint64_t period, run;
 	uint64_t seg_start, seg_hash, seg_shape, last_epoch, local_epoch;
+	uint64_t eager_avg;  /* cycles of an eager submission, a running average of samples */
 	struct ag_segment segs[AG_SEGS];
 
 	/* learned */
