@@ -704,17 +704,24 @@ CUresult ag_engine_sync_done(CUresult rc, CUstream s, int per_thread)
 	return rc;
 }
 
-void ag_engine_capture_begin(void)
+CUresult ag_engine_capture_began(CUresult rc)
 {
-	__atomic_add_fetch(&capture_depth, 1, __ATOMIC_ACQ_REL);
+	if (rc == CUDA_SUCCESS)
+		__atomic_add_fetch(&capture_depth, 1, __ATOMIC_ACQ_REL);
+	return rc;
 }
 
-void ag_engine_capture_end(void)
+/* A capture ends whether it succeeded or was invalidated; other errors mean it was not ours. */
+CUresult ag_engine_capture_ended(CUresult rc)
 {
+	if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED &&
+	    rc != CUDA_ERROR_STREAM_CAPTURE_UNJOINED)
+		return rc;
 	int d = __atomic_load_n(&capture_depth, __ATOMIC_ACQUIRE);
 	while (d > 0 && !__atomic_compare_exchange_n(&capture_depth, &d, d - 1, 0, __ATOMIC_ACQ_REL,
 						     __ATOMIC_ACQUIRE))
 		;
+	return rc;
 }
 
 static void drop_learned(struct ag_stream *st)

@@ -28,9 +28,10 @@ void ag_engine_sync_all(void);
 /* After a waiting call: an error that eager submission of held work met is reported here. */
 CUresult ag_engine_sync_done(CUresult rc, CUstream s, int per_thread);
 
-/* The program's own stream capture starts or ends: the engine stands aside meanwhile. */
-void ag_engine_capture_begin(void);
-void ag_engine_capture_end(void);
+/* The program's own stream capture starts or ends (given the call's status): the engine
+ * stands aside meanwhile. Both return rc. */
+CUresult ag_engine_capture_began(CUresult rc);
+CUresult ag_engine_capture_ended(CUresult rc);
 
 /* Handles that recorded work may refer to are going away. */
 void ag_engine_forget_all(void);

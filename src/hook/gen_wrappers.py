@@ -74,6 +74,16 @@ def body(name, cls, action, names):
                 f"\treturn ag_engine_sync_done({real}, {param}, {per_thread});")
     if kind == "sync-all":
         return f"ag_engine_sync_all();\n\treturn ag_engine_sync_done({real}, NULL, -1);"
+    if kind == "wait-event":
+        return f"ag_engine_sync_all();\n\tag_engine_stream_op({param}, {per_thread});\n\treturn {real};"
+    if kind == "stream-destroy":
+        return f"ag_engine_stream_destroyed({param});\n\treturn {real};"
+    if kind == "forget":
+        return f"ag_engine_forget_all();\n\treturn {real};"
+    if kind == "capture-begin":
+        return f"ag_engine_sync_all();\n\treturn ag_engine_capture_began({real});"
+    if kind == "capture-end":
+        return f"return ag_engine_capture_ended({real});"
     sys.exit(f"{name}: unknown action {action}")
 
 
