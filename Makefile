@@ -54,6 +54,7 @@ $(BUILD)/obj/g_hook.o: $(BUILD)/gen/g_hook.c $(GEN)
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d)
 
 include tests/tests.mk
+include tests/engine.mk
 include src/launcher/launcher.mk
 -include tests/fakecuda/fakecuda.mk
 -include apps/apps.mk

@@ -27,3 +27,6 @@ fuzz-long: $(ENGINE_TEST_BINS) $(LIB) fakecuda-selftest
 	AG_BUILD=$(abspath $(BUILD)) AG_KERNELS_PTX=$(abspath $(KERNELS_PTX)) \
 	AG_FAKECUDA_LIB=$(abspath $(FAKECUDA_LIB)) \
 		tests/fuzz/run-seeds $(FUZZ_FIRST) $(FUZZ_SEEDS) $(FUZZ_JOBS)
+
+# make test runs the engine's bats files too: they need these programs.
+test-bats: $(ENGINE_TEST_BINS)

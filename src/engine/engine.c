@@ -47,6 +47,7 @@ static int engine_off;
 static int pending_errors;
 
 #define THRASH_MIN_STARTS 8
+#define NOT_FASTER_SAMPLES 8
 
 /* Everything that defines an operation except kernel argument values, laid out for memcmp. */
 struct shape_key {
@@ -364,9 +365,12 @@ static void complete(struct ag_stream *st)
 		rc = AG_REAL(cuGraphLaunch)(v->exec, st->handle);
 		uint64_t cycles = __rdtsc() - t0;
 		leave_ctx(st, saved);
-		if (rc == CUDA_SUCCESS && seq->timed < 3) {
+		/* The cheapest of the first few graph launches against the eager estimate, with a
+		 * margin: a preempted measurement must not condemn a graph that pays. */
+		if (rc == CUDA_SUCCESS && seq->timed < NOT_FASTER_SAMPLES) {
 			seq->graph_cycles = seq->timed && seq->graph_cycles < cycles ? seq->graph_cycles : cycles;
-			if (++seq->timed == 3 && seq->graph_cycles > seq->eager_cycles) {
+			if (++seq->timed == NOT_FASTER_SAMPLES && seq->eager_cycles &&
+			    seq->graph_cycles > 2 * seq->eager_cycles) {
 				seq->slow = 1;
 				ag_stats_add(AG_S_FB_NOT_FASTER, 1);
 				AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: graph launch not faster than eager; no longer graphed",
