@@ -23,3 +23,6 @@ install-launcher: $(LAUNCHER) $(MANPAGE)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 0755 $(LAUNCHER) $(DESTDIR)$(PREFIX)/bin/autograph
 	install -m 0644 $(MANPAGE) $(DESTDIR)$(PREFIX)/share/man/man1/autograph.1
+
+# tests/tools.bats runs the launcher.
+test-bats: $(LAUNCHER)
