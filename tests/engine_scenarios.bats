@@ -235,3 +235,11 @@ gt() { (( $2 > $3 )) || fail "$1 = $2, expected more than $3"; }
     run grep -vcE '^autograph: ' <<<"$stderr"
     assert_output 0
 }
+
+@test "AUTOGRAPH_FLUSH_US counts time without a new operation, not the length of a hold" {
+    # 10 launches an iteration, 1 ms of host work after each: an iteration lasts 10 ms,
+    # longer than FLUSH_US, but no gap between two operations is.
+    both AUTOGRAPH_FLUSH_US=5000 -- --iters 30 --kernels 10 --gap-us 1000
+    assert_equal "fallback_timeout=$(st fallback_timeout)" "fallback_timeout=0"
+    gt replays "$(st replays)" 20
+}

@@ -476,6 +476,8 @@ static int match(struct ag_stream *st, const struct ag_call *c)
 	}
 	st->held[st->pos++] = args;
 	st->run_hash = mix(st->run_hash, h);
+	/* The timer measures time without a new operation, not the length of the hold. */
+	st->hold_tick = __atomic_load_n(&ag_engine_tick, __ATOMIC_RELAXED);
 	if (st->pos == seq->n)
 		complete(st);
 	return 1;

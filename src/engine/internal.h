@@ -110,7 +110,7 @@ struct ag_stream {
 	uint64_t run_hash;
 	const uint8_t **held;
 	uint8_t *dirty;
-	uint64_t hold_tick;
+	uint64_t hold_tick;  /* timer tick of the last operation taken into the hold */
 	int holding;
 	CUresult pending;
 };

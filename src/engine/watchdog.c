@@ -2,8 +2,8 @@
  * The timer behind AUTOGRAPH_FLUSH_US. Held work must not wait for an
  * operation that may never come (a program spinning on host-mapped memory
  * that a held kernel would write): a background thread advances a tick every
- * quarter period, and any stream that has held work for four ticks without
- * completing its sequence gets it submitted. The launch path only reads the
+ * quarter period, and any stream whose held work has seen no new operation for
+ * four ticks gets it submitted. The launch path only reads the
  * tick, so it needs no clock. Started at the first hold; signals blocked.
  */
 #include <signal.h>

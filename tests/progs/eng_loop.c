@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char usage[] =
     "usage: %s [options]   (PTX from env AG_KERNELS_PTX)\n"
@@ -37,6 +38,7 @@ static const char usage[] =
     "                        followed by that wait (stream sync, polling cuStreamQuery, a\n"
     "                        timing event recorded and synchronized, context sync), then\n"
     "                        prints what the host sees (observed: hostfns=N mapped=N)\n"
+    "  --gap-us U            host work of U microseconds after every launch (like Python)\n"
     "  --spin                end each iteration with ag_inc on host-mapped memory and\n"
     "                        wait for it by spinning on the host (no CUDA sync)\n";
 
@@ -57,7 +59,8 @@ static struct {
     long iters, kernels, n, threads, shape_at, ptr_at;
     int sync_iter, stream_kind, pingpong, arg_every, barrier_mid, capture, exit_held, spin;
     const char *held_then;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL};
+    long gap_us;
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -111,6 +114,8 @@ static void parse(int argc, char **argv)
             opt.held_then = v, opt.exit_held = 1, i++;
         else if (!strcmp(a, "--spin"))
             opt.spin = 1;
+        else if (!strcmp(a, "--gap-us"))
+            opt.gap_us = number(a, v, 0, 1000000), i++;
         else {
             fprintf(stderr, usage, argv[0]);
             exit(2);
@@ -243,6 +248,8 @@ static void iteration(struct worker *w, long it)
             inc_mapped(w);
         else
             kernel(w, it, j);
+        if (opt.gap_us)
+            usleep((useconds_t)opt.gap_us);
     }
 }
 
