@@ -243,3 +243,10 @@ gt() { (( $2 > $3 )) || fail "$1 = $2, expected more than $3"; }
     assert_equal "fallback_timeout=$(st fallback_timeout)" "fallback_timeout=0"
     gt replays "$(st replays)" 20
 }
+
+@test "launch attributes compare by the member their id selects, not by unset union bytes" {
+    both -- --iters 30 --ex-attr
+    gt replays "$(st replays)" 20
+    # Every graph node of the attributed kernel kept its attribute.
+    gt "priority attributes set on graph nodes" "$(in_trace '^cuGraphKernelNodeSetAttribute ')" 0
+}

@@ -111,6 +111,71 @@ static size_t attr_bytes(const struct ag_call *c)
 }
 
 /*
+ * A launch attribute by value: only the member its id selects, field by field. Callers
+ * commonly fill one member of the 64-byte union on the stack and leave the rest (and the
+ * padding after the id) unset; comparing those bytes would make every launch look new.
+ * An id this build does not know keeps the whole union, so it still compares exactly.
+ */
+static void normalize_attr(CUlaunchAttribute *d, const CUlaunchAttribute *a)
+{
+	const CUlaunchAttributeValue *s = &a->value;
+	CUlaunchAttributeValue *v = &d->value;
+	memset(d, 0, sizeof *d);
+	d->id = a->id;
+	switch (a->id) {
+	case CU_LAUNCH_ATTRIBUTE_IGNORE:
+		break;
+	case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+		v->accessPolicyWindow.base_ptr = s->accessPolicyWindow.base_ptr;
+		v->accessPolicyWindow.num_bytes = s->accessPolicyWindow.num_bytes;
+		v->accessPolicyWindow.hitRatio = s->accessPolicyWindow.hitRatio;
+		v->accessPolicyWindow.hitProp = s->accessPolicyWindow.hitProp;
+		v->accessPolicyWindow.missProp = s->accessPolicyWindow.missProp;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+		v->cooperative = s->cooperative;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+		v->syncPolicy = s->syncPolicy;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+		v->clusterDim.x = s->clusterDim.x;
+		v->clusterDim.y = s->clusterDim.y;
+		v->clusterDim.z = s->clusterDim.z;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+		v->clusterSchedulingPolicyPreference = s->clusterSchedulingPolicyPreference;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+		v->programmaticStreamSerializationAllowed = s->programmaticStreamSerializationAllowed;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT:
+		v->programmaticEvent.event = s->programmaticEvent.event;
+		v->programmaticEvent.flags = s->programmaticEvent.flags;
+		v->programmaticEvent.triggerAtBlockStart = s->programmaticEvent.triggerAtBlockStart;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+		v->priority = s->priority;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+		v->memSyncDomainMap.default_ = s->memSyncDomainMap.default_;
+		v->memSyncDomainMap.remote = s->memSyncDomainMap.remote;
+		break;
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+		v->memSyncDomain = s->memSyncDomain;
+		break;
+	default:
+		*v = *s;
+	}
+}
+
+static void normalize_attrs(CUlaunchAttribute *d, const struct ag_call *c)
+{
+	for (unsigned i = 0; i < c->u.kern.nattrs; i++)
+		normalize_attr(&d[i], &c->u.kern.attrs[i]);
+}
+
+/*
  * Copies the argument values into the arena, laid out as the driver's packed
  * parameter buffer (padding zeroed so equal values compare equal), followed
  * by the launch attributes. Returns 0 if they cannot be recorded.
@@ -156,8 +221,9 @@ static int pack(struct ag_stream *st, const struct ag_call *c, const struct ag_k
 	op->args = buf;
 	op->argbytes = (uint32_t)n;
 	if (a) {
-		memcpy(buf + ((n + 7) & ~(size_t)7), c->u.kern.attrs, a);
-		op->call.u.kern.attrs = (const CUlaunchAttribute *)(buf + ((n + 7) & ~(size_t)7));
+		CUlaunchAttribute *attrs = (CUlaunchAttribute *)(buf + ((n + 7) & ~(size_t)7));
+		normalize_attrs(attrs, c);
+		op->call.u.kern.attrs = attrs;
 	}
 	return 1;
 }
@@ -232,14 +298,23 @@ static void describe(struct ag_stream *st, const struct ag_call *c, struct ag_ke
 	op->hash = op->argbytes ? XXH3_64bits_withSeed(op->args, op->argbytes, op->shape) : op->shape;
 }
 
+/* The recorded attributes are normalized: compare the call's the same way. */
+static int same_attrs(const struct ag_op *e, const struct ag_call *c)
+{
+	CUlaunchAttribute mine[AG_MAX_ATTRS];
+	if (c->u.kern.nattrs > AG_MAX_ATTRS || !e->call.u.kern.attrs)
+		return 0;
+	normalize_attrs(mine, c);
+	return memcmp(e->call.u.kern.attrs, mine, attr_bytes(c)) == 0;
+}
+
 static int same_shape(const struct ag_op *e, const struct ag_call *c, const struct shape_key *key)
 {
 	struct shape_key ek;
 	shape_of(&e->call, &ek);
 	if (memcmp(&ek, key, sizeof ek) != 0)
 		return 0;
-	return c->kind != AG_OP_KERNEL || !c->u.kern.nattrs ||
-	       memcmp(e->call.u.kern.attrs, c->u.kern.attrs, attr_bytes(c)) == 0;
+	return c->kind != AG_OP_KERNEL || !c->u.kern.nattrs || same_attrs(e, c);
 }
 
 static uint64_t mix(uint64_t acc, uint64_t h)
@@ -419,8 +494,7 @@ static int same_held_shape(const struct ag_op *e, const struct ag_call *c)
 		       *xb = x->u.kern.block;
 	return x->u.kern.f == c->u.kern.f && xg[0] == g[0] && xg[1] == g[1] && xg[2] == g[2] &&
 	       xb[0] == b[0] && xb[1] == b[1] && xb[2] == b[2] && x->u.kern.shmem == c->u.kern.shmem &&
-	       x->u.kern.nattrs == c->u.kern.nattrs &&
-	       (!c->u.kern.nattrs || memcmp(x->u.kern.attrs, c->u.kern.attrs, attr_bytes(c)) == 0);
+	       x->u.kern.nattrs == c->u.kern.nattrs && (!c->u.kern.nattrs || same_attrs(e, c));
 }
 
 /* Whether the call's argument values equal the recorded ones, compared where they lie. */

@@ -39,6 +39,8 @@ static const char usage[] =
     "                        timing event recorded and synchronized, context sync), then\n"
     "                        prints what the host sees (observed: hostfns=N mapped=N)\n"
     "  --gap-us U            host work of U microseconds after every launch (like Python)\n"
+    "  --ex-attr             the axpy goes through cuLaunchKernelEx with a priority attribute\n"
+    "                        whose unused union bytes differ on every launch (as on a stack)\n"
     "  --spin                end each iteration with ag_inc on host-mapped memory and\n"
     "                        wait for it by spinning on the host (no CUDA sync)\n";
 
@@ -60,7 +62,8 @@ static struct {
     int sync_iter, stream_kind, pingpong, arg_every, barrier_mid, capture, exit_held, spin;
     const char *held_then;
     long gap_us;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0};
+    int ex_attr;
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -114,6 +117,8 @@ static void parse(int argc, char **argv)
             opt.held_then = v, opt.exit_held = 1, i++;
         else if (!strcmp(a, "--spin"))
             opt.spin = 1;
+        else if (!strcmp(a, "--ex-attr"))
+            opt.ex_attr = 1;
         else if (!strcmp(a, "--gap-us"))
             opt.gap_us = number(a, v, 0, 1000000), i++;
         else {
@@ -190,7 +195,17 @@ static void kernel(struct worker *w, long it, long j)
     switch (j % 5) {
     case 0: {
         void *args[] = {&in, &w->b, &alpha, &n};
-        launch(w, f_axpy, grid, args);
+        if (opt.ex_attr) {
+            CUlaunchAttribute attr;
+            memset(&attr, (int)(it * 5 + j) & 0xff, sizeof attr);
+            attr.id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
+            attr.value.priority = 0;
+            CUlaunchConfig cfg = {grid, 1, 1, 64, 1, 1, 0, w->s, &attr, 1};
+            CHECK(cuLaunchKernelEx(&cfg, f_axpy, args, NULL));
+            w->launches++;
+        } else {
+            launch(w, f_axpy, grid, args);
+        }
         break;
     }
     case 1: {
