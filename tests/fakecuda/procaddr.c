@@ -278,6 +278,20 @@ static CUresult resolve(const char *symbol, void **pfn, int version, cuuint64_t 
     if (flags & ~(cuuint64_t)(CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
         return CUDA_ERROR_INVALID_VALUE;
     *pfn = NULL;
+    /* Per-thread default-stream variants exist from CUDA 7.0 on; the real driver refuses an
+     * older version asked for a function that has one (seen on an H200 for cuMemcpyHtoD:
+     * status VERSION_NOT_SUFFICIENT) rather than handing out the legacy variant. */
+    for (size_t v = 0; per_thread && version < 7000 && v < sizeof versions / sizeof versions[0]; v++) {
+        for (size_t s = 0; s < 2; s++) {
+            int unused = 0;
+            snprintf(name, sizeof name, "%s%s%s", symbol, versions[v], streams[s]);
+            if (find(name, 99999, &unused)) {
+                if (status)
+                    *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
+                return CUDA_ERROR_NOT_FOUND;
+            }
+        }
+    }
     /* The one base name whose newest form is not a _vN suffix. */
     if (strcmp(symbol, "cuGraphInstantiate") == 0 && version >= 12000)
         symbol = "cuGraphInstantiateWithFlags";
