@@ -557,11 +557,13 @@ static int match(struct ag_stream *st, const struct ag_call *c)
 	return 1;
 }
 
-static int startable(const struct ag_stream *st, const struct ag_seq *seq, const struct ag_op *op)
+/* Hashes only propose: the call must equal the sequence's first operation field by field. */
+static int startable(const struct ag_stream *st, const struct ag_seq *seq, const struct ag_op *op,
+		     const struct ag_call *c)
 {
 	const struct ag_op *e = &seq->ops[0];
 	return !seq->broken && !seq->slow && st->t >= seq->disabled_until && e->hash == op->hash &&
-	       e->shape == op->shape && e->argbytes == op->argbytes &&
+	       e->argbytes == op->argbytes && same_held_shape(e, c) &&
 	       (!op->argbytes || memcmp(e->args, op->args, op->argbytes) == 0);
 }
 
@@ -593,7 +595,7 @@ static CUresult step(struct ag_stream *st, const struct ag_call *c, int unified_
 	describe(st, c, k, unified_ok, op);
 	op->epoch = ag_engine_epoch_of(st);
 	struct ag_seq *seq = st->starts[op->hash % AG_STARTS];
-	if (op->nodeable && seq && startable(st, seq, op)) {
+	if (op->nodeable && seq && startable(st, seq, op, c)) {
 		ag_detect_epoch(st, op->epoch);
 		hold_begin(st, seq);
 		st->held[st->pos++] = seq->ops[0].args;
