@@ -352,8 +352,8 @@ static void hold_begin(struct ag_stream *st, struct ag_seq *seq)
 	st->pos = 0;
 	st->ndirty = 0;
 	st->run_hash = 0;
-	st->hold_tick = __atomic_load_n(&ag_engine_tick, __ATOMIC_RELAXED);
-	st->holding = 1;
+	__atomic_store_n(&st->hold_tick, __atomic_load_n(&ag_engine_tick, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&st->holding, 1, __ATOMIC_RELEASE);
 	/* The history does not see held operations: no window may span them. */
 	st->gap = st->t;
 	st->seg_start = st->t;
@@ -374,7 +374,7 @@ static void hold_end(struct ag_stream *st)
 	st->cur = NULL;
 	st->pos = 0;
 	st->ndirty = 0;
-	st->holding = 0;
+	__atomic_store_n(&st->holding, 0, __ATOMIC_RELEASE);
 	int *kind = order_counter(st);
 	if (kind)
 		__atomic_sub_fetch(kind, 1, __ATOMIC_ACQ_REL);
@@ -400,7 +400,7 @@ static void leave_ctx(const struct ag_stream *st, CUcontext saved)
 static void defer_error(struct ag_stream *st, CUresult rc)
 {
 	if (rc != CUDA_SUCCESS && st->pending == CUDA_SUCCESS) {
-		st->pending = rc;
+		__atomic_store_n(&st->pending, rc, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&pending_errors, 1, __ATOMIC_ACQ_REL);
 	}
 }
@@ -551,7 +551,7 @@ static int match(struct ag_stream *st, const struct ag_call *c)
 	st->held[st->pos++] = args;
 	st->run_hash = mix(st->run_hash, h);
 	/* The timer measures time without a new operation, not the length of the hold. */
-	st->hold_tick = __atomic_load_n(&ag_engine_tick, __ATOMIC_RELAXED);
+	__atomic_store_n(&st->hold_tick, __atomic_load_n(&ag_engine_tick, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 	if (st->pos == seq->n)
 		complete(st);
 	return 1;
@@ -760,13 +760,13 @@ void ag_engine_sync_stream(CUstream s, int per_thread)
 static void take_pending(struct ag_stream *st, void *arg)
 {
 	CUresult *rc = arg;
-	if (st->pending == CUDA_SUCCESS)
+	if (__atomic_load_n(&st->pending, __ATOMIC_RELAXED) == CUDA_SUCCESS)
 		return;
 	ag_stream_lock(st);
 	if (*rc == CUDA_SUCCESS)
 		*rc = st->pending;
 	if (st->pending != CUDA_SUCCESS) {
-		st->pending = CUDA_SUCCESS;
+		__atomic_store_n(&st->pending, CUDA_SUCCESS, __ATOMIC_RELAXED);
 		__atomic_sub_fetch(&pending_errors, 1, __ATOMIC_ACQ_REL);
 	}
 	ag_stream_unlock(st);

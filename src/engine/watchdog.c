@@ -18,8 +18,8 @@
 static void expire(struct ag_stream *st, void *arg)
 {
 	uint64_t now = *(const uint64_t *)arg;
-	if (!__atomic_load_n(&st->holding, __ATOMIC_ACQUIRE) || now - st->hold_tick < TICKS ||
-	    !ag_stream_trylock(st))
+	if (!__atomic_load_n(&st->holding, __ATOMIC_ACQUIRE) ||
+	    now - __atomic_load_n(&st->hold_tick, __ATOMIC_RELAXED) < TICKS || !ag_stream_trylock(st))
 		return;
 	if (st->cur && now - st->hold_tick >= TICKS)
 		ag_engine_flush(st, AG_S_FB_TIMEOUT);
