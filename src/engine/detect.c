@@ -25,7 +25,6 @@
 #define PERIOD_UNIT 128   /* short periods are grouped up to this many ops */
 #define SEQS_PER_STREAM 256
 #define LEAD_MIN 16       /* segments at least this long start with a quarter-length graph */
-#define SHAPE_SALT 0x5bd1e9955bd1e995ull
 
 static unsigned next_seq_id;
 
@@ -36,13 +35,19 @@ int ag_detect_ready(struct ag_stream *st)
 	size_t max_ops = (size_t)ag_opt.num[AG_OPT_MAX_OPS];
 	st->hist = calloc(AG_HIST, sizeof *st->hist);
 	st->arena = malloc(AG_ARENA);
-	st->lastpos = calloc(AG_LASTPOS, sizeof *st->lastpos);
+	st->lastpos = calloc(AG_PERIOD_MAX + 1, sizeof *st->lastpos);
+	st->counts_exact.pool = calloc(AG_SEGS, sizeof *st->counts_exact.pool);
+	st->counts_shape.pool = calloc(AG_SEGS, sizeof *st->counts_shape.pool);
 	st->held = calloc(max_ops, sizeof *st->held);
 	st->dirty = calloc(max_ops, 1);
-	if (st->hist && st->arena && st->lastpos && st->held && st->dirty)
+	if (st->hist && st->arena && st->lastpos && st->counts_exact.pool && st->counts_shape.pool &&
+	    st->held && st->dirty)
 		return 1;
 	free(st->hist), free(st->arena), free(st->lastpos), free(st->held), free(st->dirty);
+	free(st->counts_exact.pool), free(st->counts_shape.pool);
 	st->hist = NULL;
+	st->lastpos = NULL;
+	st->counts_exact.pool = st->counts_shape.pool = NULL;
 	return 0;
 }
 
@@ -79,7 +84,27 @@ void ag_detect_reset(struct ag_stream *st)
 	st->period = st->run = 0;
 	st->seg_start = st->t;
 	st->seg_hash = st->seg_shape = 0;
-	memset(st->segs, 0, sizeof st->segs);
+	HASH_CLEAR(hh, st->counts_exact.by_hash);
+	HASH_CLEAR(hh, st->counts_shape.by_hash);
+	st->counts_exact.used = st->counts_shape.used = 0;
+}
+
+struct ag_seq *ag_detect_first(struct ag_stream *st, uint64_t hash)
+{
+	struct ag_seq *seq;
+	HASH_FIND_BYHASHVALUE(by_first, st->by_first, &hash, sizeof hash, ag_key_hash(hash), seq);
+	return seq;
+}
+
+/* Newest first, as the one most likely to match what the program does now. */
+static void index_first(struct ag_stream *st, struct ag_seq *seq)
+{
+	seq->first_hash = seq->ops[0].hash;
+	unsigned hv = ag_key_hash(seq->first_hash);
+	seq->same_first = ag_detect_first(st, seq->first_hash);
+	if (seq->same_first)
+		HASH_DELETE(by_first, st->by_first, seq->same_first);
+	HASH_ADD_BYHASHVALUE(by_first, st->by_first, first_hash, sizeof seq->first_hash, hv, seq);
 }
 
 static struct ag_seq *find_seq(struct ag_stream *st, uint64_t hash, unsigned *count)
@@ -148,7 +173,7 @@ static void new_seq(struct ag_stream *st, uint64_t first, uint32_t n, const char
 	}
 	seq->next = st->seqs;
 	st->seqs = seq;
-	st->starts[seq->ops[0].hash % AG_STARTS] = seq;
+	index_first(st, seq);
 }
 
 /*
@@ -185,13 +210,25 @@ static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, uint64
 	}
 }
 
-static struct ag_segment *segment(struct ag_stream *st, uint64_t key)
+/* Counts one more sight of a segment hash; a full table forgets its least recently seen. */
+static struct ag_segment *segment(struct ag_segment_table *t, uint64_t key)
 {
-	struct ag_segment *e = &st->segs[key % AG_SEGS];
-	if (e->hash != key) {
+	unsigned hv = ag_key_hash(key);
+	struct ag_segment *e;
+	HASH_FIND_BYHASHVALUE(hh, t->by_hash, &key, sizeof key, hv, e);
+	if (e) {
+		HASH_DELETE(hh, t->by_hash, e);
+	} else {
+		if (t->used < AG_SEGS) {
+			e = &t->pool[t->used++];
+		} else {
+			e = t->by_hash;
+			HASH_DELETE(hh, t->by_hash, e);
+		}
 		e->hash = key;
 		e->count = 0;
 	}
+	HASH_ADD_BYHASHVALUE(hh, t->by_hash, hash, sizeof key, hv, e);
 	e->count++;
 	return e;
 }
@@ -202,13 +239,46 @@ static void end_segment(struct ag_stream *st)
 	if (st->seg_start < st->gap || len < (uint64_t)ag_opt.num[AG_OPT_MIN_OPS] || len >= AG_HIST)
 		return;
 	unsigned warmup = (unsigned)ag_opt.num[AG_OPT_WARMUP];
-	struct ag_segment *exact = segment(st, st->seg_hash);
-	struct ag_segment *shape = segment(st, st->seg_shape ^ SHAPE_SALT);
+	struct ag_segment *exact = segment(&st->counts_exact, st->seg_hash);
+	struct ag_segment *shape = segment(&st->counts_shape, st->seg_shape);
 	uint64_t lead = len >= LEAD_MIN ? len / 4 : 0;
 	if (exact->count == warmup)
 		make_seqs(st, st->seg_start, len, lead, "repeating segment");
 	else if (exact->count == 1 && shape->count == warmup + 1 && ag_opt.num[AG_OPT_UPDATE])
 		make_seqs(st, st->seg_start, len, lead, "segment with changing arguments");
+}
+
+/*
+ * The entry of hash h (pos == t for a hash not seen in the window). Entries
+ * expire once their position falls out of the window, so the table holds at
+ * most AG_PERIOD_MAX + 1 of them and none is ever displaced by another hash.
+ */
+static struct ag_lastpos *last_position(struct ag_stream *st, uint64_t t, uint64_t h)
+{
+	struct ag_lastpos *e;
+	if (t > AG_PERIOD_MAX) {
+		uint64_t old = t - AG_PERIOD_MAX - 1, oh = st->hist[old % AG_HIST].hash;
+		HASH_FIND_BYHASHVALUE(hh, st->lastpos_by_hash, &oh, sizeof oh, ag_key_hash(oh), e);
+		if (e && e->pos == old) {
+			HASH_DELETE(hh, st->lastpos_by_hash, e);
+			e->next_free = st->lastpos_free;
+			st->lastpos_free = e;
+		}
+	}
+	unsigned hv = ag_key_hash(h);
+	HASH_FIND_BYHASHVALUE(hh, st->lastpos_by_hash, &h, sizeof h, hv, e);
+	if (e)
+		return e;
+	if (st->lastpos_free) {
+		e = st->lastpos_free;
+		st->lastpos_free = e->next_free;
+	} else {
+		e = &st->lastpos[st->lastpos_used++];
+	}
+	e->hash = h;
+	e->pos = t;
+	HASH_ADD_BYHASHVALUE(hh, st->lastpos_by_hash, hash, sizeof h, hv, e);
+	return e;
 }
 
 static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
@@ -223,13 +293,11 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 			st->run = 0;
 		}
 	}
-	struct ag_lastpos *last = &st->lastpos[h % AG_LASTPOS];
-	if (!st->period && last->hash == h && last->pos >= lo && t - last->pos <= AG_HIST / 2 &&
-	    last->pos < t) {
+	struct ag_lastpos *last = last_position(st, t, h);
+	if (!st->period && last->pos != t && last->pos >= lo && t - last->pos <= AG_PERIOD_MAX) {
 		st->period = t - last->pos;
 		st->run = 1;
 	}
-	last->hash = h;
 	last->pos = t;
 	uint64_t P = st->period;
 	uint64_t commit = (uint64_t)(ag_opt.num[AG_OPT_WARMUP] - 1) * P;

@@ -594,8 +594,10 @@ static CUresult step(struct ag_stream *st, const struct ag_call *c, int unified_
 	struct ag_op *op = ag_detect_next(st);
 	describe(st, c, k, unified_ok, op);
 	op->epoch = ag_engine_epoch_of(st);
-	struct ag_seq *seq = st->starts[op->hash % AG_STARTS];
-	if (op->nodeable && seq && startable(st, seq, op, c)) {
+	struct ag_seq *seq = op->nodeable ? ag_detect_first(st, op->hash) : NULL;
+	while (seq && !startable(st, seq, op, c))
+		seq = seq->same_first;
+	if (seq) {
 		ag_detect_epoch(st, op->epoch);
 		hold_begin(st, seq);
 		st->held[st->pos++] = seq->ops[0].args;
@@ -815,8 +817,8 @@ static void drop_learned(struct ag_stream *st)
 		free(s->blob);
 		free(s);
 	}
+	HASH_CLEAR(by_first, st->by_first);
 	st->seqs = NULL;
-	memset(st->starts, 0, sizeof st->starts);
 	ag_detect_reset(st);
 }
 

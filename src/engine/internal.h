@@ -11,6 +11,9 @@
 #include <pthread.h>
 #include <stdint.h>
 
+/* A table that cannot grow is still correct (a key not found is a key not learned):
+ * never exit the program over it. */
+#define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
 #include "engine/call.h"
@@ -18,9 +21,8 @@
 
 #define AG_HIST 4096u          /* operations remembered per stream */
 #define AG_ARENA (1u << 20)    /* argument bytes remembered per stream */
-#define AG_LASTPOS 8192u       /* last position of each operation hash */
-#define AG_SEGS 256u           /* segment hashes counted per stream */
-#define AG_STARTS 256u         /* first-operation index of a stream's sequences */
+#define AG_PERIOD_MAX (AG_HIST / 2) /* longest period proposed by a repeated operation */
+#define AG_SEGS 256u           /* segment hashes counted per stream, per kind (exact, shape) */
 #define AG_VARIANTS 4          /* instantiated graphs per sequence */
 #define AG_MAX_ATTRS 8
 
@@ -67,15 +69,40 @@ struct ag_seq {
 	uint8_t broken;      /* its graph could not be built: never tried again */
 	uint8_t slow;        /* its graph was not faster than eager submission */
 	uint64_t last_used;
+	uint64_t first_hash;             /* key of by_first: ops[0].hash */
+	struct ag_seq *same_first;       /* older sequences with the same first operation */
+	UT_hash_handle by_first;
 };
 
+/*
+ * The engine's tables are keyed by 64-bit hashes and never let one key evict
+ * another because their hashes share a slot: which hashes collide depends on
+ * pointer values, so on where the heap happens to be, and decisions must not
+ * (the same program must make the same decisions on every run).
+ */
+static inline unsigned ag_key_hash(uint64_t key)
+{
+	return (unsigned)(key ^ (key >> 32));
+}
+
+/* The last position of one operation hash within the last AG_PERIOD_MAX operations. */
 struct ag_lastpos {
 	uint64_t hash, pos;
+	struct ag_lastpos *next_free;
+	UT_hash_handle hh;
 };
 
+/* How often one segment hash was seen; a table of them forgets the least recently seen. */
 struct ag_segment {
 	uint64_t hash;
 	uint32_t count;
+	UT_hash_handle hh;
+};
+
+struct ag_segment_table {
+	struct ag_segment *by_hash; /* in order of last sight, oldest first */
+	struct ag_segment *pool;    /* AG_SEGS entries */
+	unsigned used;
 };
 
 struct ag_stream {
@@ -92,17 +119,19 @@ struct ag_stream {
 	struct ag_op *hist;
 	uint8_t *arena;
 	uint64_t arena_head;
-	struct ag_lastpos *lastpos;
+	struct ag_lastpos *lastpos;      /* pool of AG_PERIOD_MAX + 1 entries */
+	struct ag_lastpos *lastpos_by_hash, *lastpos_free;
+	unsigned lastpos_used;
 	uint64_t t;          /* operations observed */
 	uint64_t gap;        /* no window may start before this position */
 	uint64_t period, run;
 	uint64_t seg_start, seg_hash, seg_shape, last_epoch, local_epoch;
 	uint64_t eager_avg;  /* cycles of an eager submission, a running average of samples */
-	struct ag_segment segs[AG_SEGS];
+	struct ag_segment_table counts_exact, counts_shape;
 
 	/* learned */
 	struct ag_seq *seqs;
-	struct ag_seq *starts[AG_STARTS];
+	struct ag_seq *by_first;         /* sequences by their first operation's hash */
 
 	/* held */
 	struct ag_seq *cur;
@@ -164,6 +193,8 @@ void ag_detect_commit(struct ag_stream *st);
 void ag_detect_epoch(struct ag_stream *st, uint64_t epoch);
 int ag_detect_ready(struct ag_stream *st);
 void ag_detect_reset(struct ag_stream *st);
+/* The newest sequence whose first operation has this hash; older ones follow same_first. */
+struct ag_seq *ag_detect_first(struct ag_stream *st, uint64_t hash);
 uint8_t *ag_arena_alloc(struct ag_stream *st, size_t n, uint64_t *pos);
 
 /* graph.c */

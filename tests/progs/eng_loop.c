@@ -41,6 +41,8 @@ static const char usage[] =
     "  --gap-us U            host work of U microseconds after every launch (like Python)\n"
     "  --ex-attr             the axpy goes through cuLaunchKernelEx with a priority attribute\n"
     "                        whose unused union bytes differ on every launch (as on a stack)\n"
+    "  --variants V          iteration i launches its first kernel with i %% V extra blocks:\n"
+    "                        V segments that differ in shape, taken in turn\n"
     "  --spin                end each iteration with ag_inc on host-mapped memory and\n"
     "                        wait for it by spinning on the host (no CUDA sync)\n";
 
@@ -63,7 +65,8 @@ static struct {
     const char *held_then;
     long gap_us;
     int ex_attr;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0};
+    long variants;
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -119,6 +122,8 @@ static void parse(int argc, char **argv)
             opt.spin = 1;
         else if (!strcmp(a, "--ex-attr"))
             opt.ex_attr = 1;
+        else if (!strcmp(a, "--variants"))
+            opt.variants = number(a, v, 1, 4096), i++;
         else if (!strcmp(a, "--gap-us"))
             opt.gap_us = number(a, v, 0, 1000000), i++;
         else {
@@ -186,6 +191,8 @@ static void kernel(struct worker *w, long it, long j)
     unsigned grid = (unsigned)((opt.n + 63) / 64);
     if (j == 1 && opt.shape_at >= 0 && it >= opt.shape_at)
         grid += 1; /* a different launch shape; the kernels bound-check n */
+    if (j == 0)
+        grid += (unsigned)(it % opt.variants);
     int odd = opt.pingpong && (it & 1);
     CUdeviceptr in = odd ? w->c : w->a, out = odd ? w->a : w->c;
     CUdeviceptr x = opt.ptr_at >= 0 && it >= opt.ptr_at ? w->d : w->b;

@@ -1,0 +1,46 @@
+#!/usr/bin/env bats
+# Deterministic decisions (issue 8, pattern 14): the same program makes the same graphing
+# decisions on every run, wherever the heap and the stand-in's allocations happen to be.
+# Hashes of operations include pointer values, so any table in which two hashes can
+# displace each other by sharing a slot makes decisions depend on ASLR. The timer is
+# set out of reach so that no decision depends on time either.
+
+setup() {
+    load test_helper/common-setup
+    _common_setup
+    ENG="$PROGS/eng_loop"
+    [ -x "$ENG" ] || fail "$ENG is missing: run 'make test'"
+}
+
+# decisions FILE : the statistics that record decisions, one key=value per line.
+decisions() {
+    python3 - "$1" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for k in sorted(d):
+    if k in ("sequences_seen", "graphs_built", "replays", "ops_replayed", "ops_eager",
+             "updates", "evictions", "launches_saved") or k.startswith("fallback_"):
+        print(f"{k}={d[k]}")
+PY
+}
+
+@test "40 segments taken in turn: every one learned and replayed, the same on every run" {
+    # 40 segments differing in shape give 80 segment hashes and 40 first operations: in
+    # 256-slot direct-mapped tables some of them shared a slot on most runs, evicted
+    # each other, and the loop was graphed differently from run to run.
+    run timeout 60 "$ENG" --iters 240 --variants 40
+    assert_success
+    local plain="$output" first="" r
+    for r in $(seq 1 8); do
+        run --separate-stderr env AUTOGRAPH_FLUSH_US=10000000 AUTOGRAPH_STATS="$T/s$r.json" \
+            LD_PRELOAD="$LIB" timeout 60 "$ENG" --iters 240 --variants 40
+        assert_success
+        assert_equal "$output" "$plain"
+        run decisions "$T/s$r.json"
+        assert_success
+        assert_line "sequences_seen=40"
+        # Each variant is seen 6 times: learned at its second sight, replayed at the next 4.
+        assert_line "replays=160"
+        if [ -z "$first" ]; then first="$output"; else assert_equal "$output" "$first"; fi
+    done
+}
