@@ -25,7 +25,7 @@ enum ag_scalar {
 };
 
 struct ag_stats_block {
-	uint64_t calls[AG_FN_COUNT][3];
+	uint64_t calls[AG_FN_COUNT][AG_DOOR_COUNT];
 	uint64_t scalar[AG_S_COUNT];
 	struct ag_stats_block *next_all;
 	struct ag_stats_block *next_free;

@@ -39,12 +39,24 @@ $(TEST_PROGS_DIR)/drv_link: tests/progs/door_link.c $(TEST_PROG_DEPS)
 # $(LIB) first, so that the generated headers in $(BUILD)/gen exist.
 TEST_UNIT_CFLAGS := -std=c11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-D__CUDA_API_VERSION_INTERNAL -Isrc -I$(BUILD)/gen -I$(CUDA_HOME)/include
-TEST_UNITS := $(TEST_UNIT_DIR)/test_config
+TEST_UNITS := $(TEST_UNIT_DIR)/test_config $(addprefix $(TEST_UNIT_DIR)/,test_op test_history \
+	test_detect test_kernels test_facts)
 
 $(TEST_UNIT_DIR)/test_config: tests/unit/test_config.c tests/unit/unit.h src/config.c src/log.c \
 		src/config.h src/log.h src/options.def $(LIB)
 	@mkdir -p $(@D)
 	$(CC) $(TEST_UNIT_CFLAGS) -o $@ $< src/config.c src/log.c
+
+# The engine's pure pieces, linked with every engine source and a stub of the real-driver
+# table (tests/unit/stub_driver.c) instead of the hook layer and libcuda.
+ENGINE_UNIT_SRC := $(wildcard src/engine/*.c) src/config.c src/log.c src/nvtx.c \
+	tests/unit/stub_driver.c
+ENGINE_UNIT_DEPS := $(ENGINE_UNIT_SRC) $(wildcard src/engine/*.h) src/driver/real.h \
+	tests/unit/unit.h tests/unit/engine_fixture.h $(LIB)
+
+$(TEST_UNIT_DIR)/test_%: tests/unit/test_%.c $(ENGINE_UNIT_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_UNIT_CFLAGS) -Itests/unit -o $@ $< $(ENGINE_UNIT_SRC) -ldl -lpthread
 
 .PHONY: test test-unit test-bats test-progs
 test-progs: $(TEST_PROGS)

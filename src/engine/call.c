@@ -5,7 +5,7 @@
  */
 #include "engine/call.h"
 
-#include "hook/real.h"
+#include "driver/real.h"
 
 static CUresult launch(const struct ag_call *c)
 {

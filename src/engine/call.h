@@ -7,7 +7,7 @@
 #ifndef AG_CALL_H
 #define AG_CALL_H
 
-#include "g_hook.h"
+#include <cuda.h>
 
 enum ag_op_kind { AG_OP_KERNEL, AG_OP_MEMSET, AG_OP_COPY, AG_OP_EVENT, AG_OP_HOSTFN };
 

@@ -23,157 +23,17 @@
 
 #define PERIOD_COMMIT 256 /* confirmed ops before an unbounded loop is graphed */
 #define PERIOD_UNIT 128   /* short periods are grouped up to this many ops */
-#define SEQS_PER_STREAM 256
 #define LEAD_MIN 16       /* segments at least this long start with a quarter-length graph */
-
-static unsigned next_seq_id;
-
-int ag_detect_ready(struct ag_stream *st)
-{
-	if (st->hist)
-		return 1;
-	size_t max_ops = (size_t)ag_opt.num[AG_OPT_MAX_OPS];
-	st->hist = calloc(AG_HIST, sizeof *st->hist);
-	st->arena = malloc(AG_ARENA);
-	st->lastpos = calloc(AG_PERIOD_MAX + 1, sizeof *st->lastpos);
-	st->counts_exact.pool = calloc(AG_SEGS, sizeof *st->counts_exact.pool);
-	st->counts_shape.pool = calloc(AG_SEGS, sizeof *st->counts_shape.pool);
-	st->held = calloc(max_ops, sizeof *st->held);
-	st->dirty = calloc(max_ops, 1);
-	if (st->hist && st->arena && st->lastpos && st->counts_exact.pool && st->counts_shape.pool &&
-	    st->held && st->dirty)
-		return 1;
-	free(st->hist), free(st->arena), free(st->lastpos), free(st->held), free(st->dirty);
-	free(st->counts_exact.pool), free(st->counts_shape.pool);
-	st->hist = NULL;
-	st->lastpos = NULL;
-	st->counts_exact.pool = st->counts_shape.pool = NULL;
-	return 0;
-}
-
-uint8_t *ag_arena_alloc(struct ag_stream *st, size_t n, uint64_t *pos)
-{
-	n = (n + 7) & ~(size_t)7;
-	if (n > AG_ARENA / 8)
-		return NULL;
-	uint64_t p = st->arena_head;
-	size_t off = p % AG_ARENA;
-	if (off + n > AG_ARENA) {
-		p += AG_ARENA - off;
-		off = 0;
-	}
-	st->arena_head = p + n;
-	*pos = p;
-	return st->arena + off;
-}
-
-static int args_alive(const struct ag_stream *st, const struct ag_op *op)
-{
-	return op->argbytes == 0 || st->arena_head - op->arena_pos <= AG_ARENA;
-}
-
-static uint64_t mix(uint64_t acc, uint64_t h)
-{
-	acc ^= h + 0x9e3779b97f4a7c15ull + (acc << 6) + (acc >> 2);
-	return acc;
-}
 
 void ag_detect_reset(struct ag_stream *st)
 {
-	st->gap = st->t;
+	st->gap = st->observed;
 	st->period = st->run = 0;
-	st->seg_start = st->t;
+	st->seg_start = st->observed;
 	st->seg_hash = st->seg_shape = 0;
 	HASH_CLEAR(hh, st->counts_exact.by_hash);
 	HASH_CLEAR(hh, st->counts_shape.by_hash);
 	st->counts_exact.used = st->counts_shape.used = 0;
-}
-
-struct ag_seq *ag_detect_first(struct ag_stream *st, uint64_t hash)
-{
-	struct ag_seq *seq;
-	HASH_FIND_BYHASHVALUE(by_first, st->by_first, &hash, sizeof hash, ag_key_hash(hash), seq);
-	return seq;
-}
-
-/* Newest first, as the one most likely to match what the program does now. */
-static void index_first(struct ag_stream *st, struct ag_seq *seq)
-{
-	seq->first_hash = seq->ops[0].hash;
-	unsigned hv = ag_key_hash(seq->first_hash);
-	seq->same_first = ag_detect_first(st, seq->first_hash);
-	if (seq->same_first)
-		HASH_DELETE(by_first, st->by_first, seq->same_first);
-	HASH_ADD_BYHASHVALUE(by_first, st->by_first, first_hash, sizeof seq->first_hash, hv, seq);
-}
-
-static struct ag_seq *find_seq(struct ag_stream *st, uint64_t hash, unsigned *count)
-{
-	*count = 0;
-	for (struct ag_seq *s = st->seqs; s; s = s->next, ++*count)
-		if (s->hash == hash)
-			return s;
-	return NULL;
-}
-
-static void new_seq(struct ag_stream *st, uint64_t first, uint32_t n, const char *why)
-{
-	uint64_t hash = 0;
-	size_t blob = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct ag_op *op = &st->hist[(first + i) % AG_HIST];
-		hash = mix(hash, op->hash);
-		blob += ((op->argbytes + 7) & ~7u) + op->call.u.kern.nattrs * sizeof(CUlaunchAttribute);
-	}
-	unsigned count;
-	if (find_seq(st, hash, &count) || count >= SEQS_PER_STREAM)
-		return;
-	/* Arguments that change while held are kept in the arena until the sequence completes. */
-	if (blob > AG_ARENA / 4) {
-		ag_stats_add(AG_S_FB_UNSUPPORTED, 1);
-		return;
-	}
-	struct ag_seq *seq = calloc(1, sizeof *seq);
-	if (!seq)
-		return;
-	seq->ops = malloc(n * sizeof *seq->ops);
-	seq->blob = malloc(blob ? blob : 1);
-	if (!seq->ops || !seq->blob) {
-		free(seq->ops), free(seq->blob), free(seq);
-		return;
-	}
-	uint8_t *p = seq->blob;
-	for (uint32_t i = 0; i < n; i++) {
-		struct ag_op *op = &seq->ops[i];
-		*op = st->hist[(first + i) % AG_HIST];
-		memcpy(p, op->args, op->argbytes);
-		op->args = p;
-		p += (op->argbytes + 7) & ~7u;
-		if (op->call.kind == AG_OP_KERNEL && op->call.u.kern.nattrs) {
-			size_t a = op->call.u.kern.nattrs * sizeof(CUlaunchAttribute);
-			memcpy(p, op->call.u.kern.attrs, a);
-			op->call.u.kern.attrs = (const CUlaunchAttribute *)p;
-			p += a;
-		}
-	}
-	seq->n = n;
-	seq->eager_cycles = n * st->eager_avg;
-	seq->hash = hash;
-	seq->id = __atomic_add_fetch(&next_seq_id, 1, __ATOMIC_RELAXED);
-	seq->backoff = 1024;
-	ag_stats_add(AG_S_SEQUENCES, 1);
-	if (!ag_graph_build(seq, st->ctx)) {
-		seq->broken = 1;
-		ag_stats_add(AG_S_FB_BUILD, 1);
-		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u (%u ops, %s): graph build failed; stays eager",
-		       (void *)st->handle, seq->id, n, why);
-	} else {
-		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u (%u ops, %s): graph built",
-		       (void *)st->handle, seq->id, n, why);
-	}
-	seq->next = st->seqs;
-	st->seqs = seq;
-	index_first(st, seq);
 }
 
 /*
@@ -185,7 +45,7 @@ static void new_seq(struct ag_stream *st, uint64_t first, uint32_t n, const char
 static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, uint64_t lead,
 		      const char *why)
 {
-	if (st->t - start >= AG_HIST || start < st->gap)
+	if (st->observed - start >= AG_HIST || start < st->gap)
 		return;
 	uint64_t max_ops = (uint64_t)ag_opt.num[AG_OPT_MAX_OPS];
 	uint64_t min_ops = (uint64_t)ag_opt.num[AG_OPT_MIN_OPS];
@@ -194,7 +54,7 @@ static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, uint64
 		lead = 0;
 	for (uint64_t i = start; i <= start + len; i++) {
 		const struct ag_op *op = i < start + len ? &st->hist[i % AG_HIST] : NULL;
-		int cut = !op || !op->nodeable || op->failed || !args_alive(st, op) ||
+		int cut = !op || !op->nodeable || op->failed || !ag_arena_alive(st, op) ||
 			  (i > piece && op->epoch != st->hist[piece % AG_HIST].epoch) ||
 			  i - piece == max_ops || (lead && piece == start && i - piece == lead);
 		if (op && !op->nodeable)
@@ -205,8 +65,8 @@ static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, uint64
 		if (!cut)
 			continue;
 		if (i - piece >= min_ops)
-			new_seq(st, piece, (uint32_t)(i - piece), why);
-		piece = op && (!op->nodeable || op->failed || !args_alive(st, op)) ? i + 1 : i;
+			ag_seq_learn(st, piece, (uint32_t)(i - piece), why);
+		piece = op && (!op->nodeable || op->failed || !ag_arena_alive(st, op)) ? i + 1 : i;
 	}
 }
 
@@ -235,7 +95,7 @@ static struct ag_segment *segment(struct ag_segment_table *t, uint64_t key)
 
 static void end_segment(struct ag_stream *st)
 {
-	uint64_t len = st->t - st->seg_start;
+	uint64_t len = st->observed - st->seg_start;
 	if (st->seg_start < st->gap || len < (uint64_t)ag_opt.num[AG_OPT_MIN_OPS] || len >= AG_HIST)
 		return;
 	unsigned warmup = (unsigned)ag_opt.num[AG_OPT_WARMUP];
@@ -320,26 +180,21 @@ void ag_detect_epoch(struct ag_stream *st, uint64_t epoch)
 {
 	if (epoch == st->last_epoch)
 		return;
-	if (st->t > st->seg_start)
+	if (st->observed > st->seg_start)
 		end_segment(st);
-	st->seg_start = st->t;
+	st->seg_start = st->observed;
 	st->seg_hash = st->seg_shape = 0;
 	st->last_epoch = epoch;
 	st->period = st->run = 0;
 }
 
-struct ag_op *ag_detect_next(struct ag_stream *st)
-{
-	return &st->hist[st->t % AG_HIST];
-}
-
 void ag_detect_commit(struct ag_stream *st)
 {
-	uint64_t t = st->t;
+	uint64_t t = st->observed;
 	const struct ag_op *op = &st->hist[t % AG_HIST];
 	ag_detect_epoch(st, op->epoch);
-	st->seg_hash = mix(st->seg_hash, op->hash);
-	st->seg_shape = mix(st->seg_shape, op->shape);
-	st->t = t + 1;
+	st->seg_hash = ag_mix(st->seg_hash, op->hash);
+	st->seg_shape = ag_mix(st->seg_shape, op->shape);
+	st->observed = t + 1;
 	find_period(st, t, op->hash);
 }

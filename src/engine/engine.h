@@ -8,22 +8,20 @@
 #define AG_ENGINE_H
 
 #include "engine/call.h"
-#include "g_hook.h"
+#include <cuda.h>
 
 /* A recordable operation: held, replayed or forwarded; returns the caller's status. */
 CUresult ag_engine_submit(const struct ag_call *c);
 
-/* A barrier-class call (fn is its enum ag_fn, or -1 for an unknown function). */
-void ag_engine_barrier(int fn);
+/* A barrier-class call (one the engine does not understand, an unknown function among
+ * them), or a call that waits for all work, a context or an event. */
+void ag_engine_barrier(void);
 
 /* An operation on stream s that the engine does not record. */
 void ag_engine_stream_op(CUstream s, int per_thread);
 
 /* A call that waits for stream s. */
 void ag_engine_sync_stream(CUstream s, int per_thread);
-
-/* A call that waits for all work, a context or an event. */
-void ag_engine_sync_all(void);
 
 /* After a waiting call: an error that eager submission of held work met is reported here. */
 CUresult ag_engine_sync_done(CUresult rc, CUstream s, int per_thread);

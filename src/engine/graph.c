@@ -12,7 +12,7 @@
 
 #include "config.h"
 #include "engine/internal.h"
-#include "hook/real.h"
+#include "driver/real.h"
 #include "log.h"
 #include "stats.h"
 
@@ -265,7 +265,7 @@ struct victim {
 static void consider(struct ag_stream *st, struct victim *best)
 {
 	for (struct ag_seq *s = st->seqs; s; s = s->next) {
-		if (s == st->cur)
+		if (s == st->held_seq)
 			continue;
 		for (int i = 0; i < s->nvar; i++)
 			if (s->var[i].exec && (!best->v || s->var[i].last_used < best->v->last_used)) {
@@ -280,7 +280,7 @@ void ag_graph_make_room(void)
 	while (__atomic_load_n(&ag_graph_count, __ATOMIC_RELAXED) >=
 	       (unsigned)ag_opt.num[AG_OPT_MAX_GRAPHS]) {
 		struct victim best = {NULL, NULL};
-		struct ag_stream *mine = ag_engine_locked;
+		struct ag_stream *mine = ag_stream_locked;
 		if (mine)
 			consider(mine, &best);
 		int others = ag_stream_try_registry();
@@ -314,29 +314,4 @@ void ag_graph_make_room(void)
 		if (!best.v)
 			return;
 	}
-}
-
-CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args)
-{
-	struct ag_call c = op->call;
-	if (c.kind != AG_OP_KERNEL)
-		return ag_call_submit(&c);
-	void *extra[5];
-	size_t size = op->argbytes;
-	void *params[256];
-	if (c.api == AG_LAUNCH_COOPERATIVE) {
-		for (unsigned i = 0; i < op->k->nparams; i++)
-			params[i] = (void *)(args + op->k->offset[i]);
-		c.u.kern.params = params;
-		c.u.kern.extra = NULL;
-	} else {
-		extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
-		extra[1] = (void *)args;
-		extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
-		extra[3] = &size;
-		extra[4] = CU_LAUNCH_PARAM_END;
-		c.u.kern.params = NULL;
-		c.u.kern.extra = extra;
-	}
-	return ag_call_submit(&c);
 }

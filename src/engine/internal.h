@@ -1,9 +1,12 @@
 /*
- * The engine's own data. A stream's state holds what it observed (a ring of
- * recorded operations with their argument bytes in a ring arena), what it
- * learned (sequences, each with its graph and variants) and what it holds
- * now (the sequence being matched and how far). One mutex per stream guards
- * all of it; the hot path touches no other lock.
+ * The engine's own data and the calls between its files. A stream's state
+ * holds what it observed (history.c writes the ring of recorded operations
+ * and the argument arena; detect.c the segment and period state), what it
+ * learned (seq.c: sequences, each with its graph and variants from graph.c)
+ * and what it holds now (hold.c: the sequence being matched and how far).
+ * The stream's lock guards all of it; fields other threads read without the
+ * lock are marked "lock-free" and accessed atomically. The hot path touches
+ * no other lock.
  */
 #ifndef AG_ENGINE_INTERNAL_H
 #define AG_ENGINE_INTERNAL_H
@@ -25,6 +28,29 @@
 #define AG_SEGS 256u           /* segment hashes counted per stream, per kind (exact, shape) */
 #define AG_VARIANTS 4          /* instantiated graphs per sequence */
 #define AG_MAX_ATTRS 8
+/* Cooperative launches pass parameters by pointer: op.c rebuilds that array on the stack. */
+#define AG_MAX_COOP_PARAMS 256
+
+_Static_assert(AG_HIST > AG_PERIOD_MAX, "a period's last position must still be in the ring");
+_Static_assert(AG_HIST >= 2048, "AUTOGRAPH_MAX_OPS (at most 2048) must fit in the history");
+
+#define AG_ALIGN8(n) (((n) + 7) & ~(size_t)7)
+
+/* Combines hashes in order: sequences, segments and runs are hashed this one way. */
+static inline uint64_t ag_mix(uint64_t acc, uint64_t h)
+{
+	return acc ^ (h + 0x9e3779b97f4a7c15ull + (acc << 6) + (acc >> 2));
+}
+
+/* Why held work is submitted eagerly (hold.c maps each to its statistic and text). */
+enum ag_flush {
+	AG_FLUSH_SHAPE,         /* an operation differs from the sequence in shape */
+	AG_FLUSH_ARGS,          /* argument values differ and AUTOGRAPH_UPDATE is off */
+	AG_FLUSH_BOUNDARY,      /* a barrier, sync, query, wait, teardown, fork or exit */
+	AG_FLUSH_TIMEOUT,       /* AUTOGRAPH_FLUSH_US without a new operation */
+	AG_FLUSH_LAUNCH_FAILED, /* the graph could not be launched */
+	AG_FLUSH_COUNT
+};
 
 /* One recorded operation; argument bytes and launch attributes live elsewhere. */
 struct ag_op {
@@ -63,7 +89,7 @@ struct ag_seq {
 	int nvar;
 	uint64_t eager_cycles, graph_cycles;
 	uint32_t timed;
-	uint32_t starts, diverges;
+	uint32_t hold_starts, diverges; /* policy.c: runs started and diverged since judged */
 	uint64_t disabled_until;
 	uint32_t backoff;
 	uint8_t broken;      /* its graph could not be built: never tried again */
@@ -115,33 +141,33 @@ struct ag_stream {
 	UT_hash_handle hh;
 	struct ag_stream *next_all;
 
-	/* observed */
+	/* observed (history.c, detect.c) */
 	struct ag_op *hist;
 	uint8_t *arena;
 	uint64_t arena_head;
 	struct ag_lastpos *lastpos;      /* pool of AG_PERIOD_MAX + 1 entries */
 	struct ag_lastpos *lastpos_by_hash, *lastpos_free;
 	unsigned lastpos_used;
-	uint64_t t;          /* operations observed */
+	uint64_t observed;   /* operations observed */
 	uint64_t gap;        /* no window may start before this position */
 	uint64_t period, run;
 	uint64_t seg_start, seg_hash, seg_shape, last_epoch, local_epoch;
 	uint64_t eager_avg;  /* cycles of an eager submission, a running average of samples */
 	struct ag_segment_table counts_exact, counts_shape;
 
-	/* learned */
+	/* learned (seq.c) */
 	struct ag_seq *seqs;
 	struct ag_seq *by_first;         /* sequences by their first operation's hash */
 
-	/* held */
-	struct ag_seq *cur;
-	uint32_t pos, ndirty;
+	/* held (hold.c) */
+	struct ag_seq *held_seq;         /* the sequence being matched, or NULL */
+	uint32_t held_n, ndirty;         /* operations taken so far; how many with new arguments */
 	uint64_t run_hash;
 	const uint8_t **held;
 	uint8_t *dirty;
-	uint64_t hold_tick;  /* timer tick of the last operation taken into the hold */
-	int holding;
-	CUresult pending;
+	uint64_t hold_tick;  /* lock-free: timer tick of the last operation taken into the hold */
+	int holding;         /* lock-free: held_seq != NULL */
+	CUresult pending;    /* lock-free: an error met while flushing, for the next sync */
 };
 
 /* stream.c */
@@ -151,6 +177,10 @@ void ag_stream_for_each(void (*fn)(struct ag_stream *, void *), void *arg);
 int ag_stream_try_registry(void);
 void ag_stream_unlock_registry(void);
 void ag_stream_remove(struct ag_stream *st);
+extern __thread struct ag_stream *ag_stream_locked; /* the stream this thread has locked */
+/* Held work goes to the stream's context, whichever thread submits it. */
+CUcontext ag_stream_enter_ctx(const struct ag_stream *st);
+void ag_stream_leave_ctx(const struct ag_stream *st, CUcontext saved);
 /*
  * A stream's lock is almost never contended (its own thread takes it once per
  * operation; other threads only to submit held work), so it is a test-and-set
@@ -177,35 +207,77 @@ static inline void ag_stream_unlock(struct ag_stream *st)
 }
 
 /* engine.c */
-extern uint64_t ag_engine_epoch;
-extern int ag_engine_holding;
-extern uint64_t ag_engine_tick;
-extern __thread struct ag_stream *ag_engine_locked; /* the stream this thread has locked */
-void ag_engine_flush(struct ag_stream *st, int reason);
-uint64_t ag_engine_epoch_of(struct ag_stream *st);
-int ag_engine_event_flags(CUevent ev, unsigned *flags);
+int ag_engine_is_off(void);
+
+/* order.c */
+void ag_order_flush_all(enum ag_flush why);
+void ag_order_others(const struct ag_stream *st);
+
+/* hold.c */
+extern int ag_hold_streams; /* streams holding work now */
+extern int ag_hold_errors;  /* streams with an error kept for their next sync */
+int ag_hold_legacy(void);   /* legacy streams holding work */
+int ag_hold_blocking(void); /* blocking streams holding work */
+CUresult ag_hold_submit(struct ag_stream *st, const struct ag_call *c, int unified_ok);
+void ag_hold_flush(struct ag_stream *st, enum ag_flush why);
+CUresult ag_hold_take_error(struct ag_stream *st);
+struct ag_kern *ag_hold_kernel_of(const struct ag_call *c);
+void ag_hold_after_fork_child(void);
+
+/* policy.c */
+uint64_t ag_policy_clock(void);
+void ag_policy_learned(struct ag_stream *st, struct ag_seq *seq);
+int ag_policy_allows(const struct ag_stream *st, const struct ag_seq *seq);
+void ag_policy_diverged(struct ag_stream *st, struct ag_seq *seq);
+void ag_policy_graph_timed(struct ag_stream *st, struct ag_seq *seq, uint64_t cycles);
+CUresult ag_policy_submit_eager(struct ag_stream *st, const struct ag_call *c);
+
+/* op.c */
+void ag_op_describe(struct ag_stream *st, const struct ag_call *c, struct ag_kern *k,
+		    int unified_ok, struct ag_op *op);
+int ag_op_pack(struct ag_stream *st, const struct ag_call *c, const struct ag_kern *k,
+	       struct ag_op *op);
+uint64_t ag_op_args_hash(const struct ag_op *op, const uint8_t *args);
+int ag_op_same_shape(const struct ag_op *e, const struct ag_call *c);
+int ag_op_same_args(const struct ag_kern *k, const struct ag_call *c, const uint8_t *args);
+int ag_op_unified_copy_nodeable(const struct ag_call *c);
+CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args);
+
+/* history.c */
+int ag_history_alloc(struct ag_stream *st);
+uint8_t *ag_arena_alloc(struct ag_stream *st, size_t n, uint64_t *pos);
+int ag_arena_alive(const struct ag_stream *st, const struct ag_op *op);
+/* The slot the next observed operation is described into, then committed (detect.c). */
+struct ag_op *ag_history_next(struct ag_stream *st);
+uint64_t ag_history_epoch_of(const struct ag_stream *st);
+void ag_history_boundary(struct ag_stream *st);
+void ag_history_boundary_all(void);
+void ag_history_gap(struct ag_stream *st);
 
 /* detect.c */
-/* The slot the next observed operation is described into, then committed. */
-struct ag_op *ag_detect_next(struct ag_stream *st);
 void ag_detect_commit(struct ag_stream *st);
 /* A boundary before the next operation ends the segment being observed. */
 void ag_detect_epoch(struct ag_stream *st, uint64_t epoch);
-int ag_detect_ready(struct ag_stream *st);
 void ag_detect_reset(struct ag_stream *st);
+
+/* seq.c */
+void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *why);
 /* The newest sequence whose first operation has this hash; older ones follow same_first. */
-struct ag_seq *ag_detect_first(struct ag_stream *st, uint64_t hash);
-uint8_t *ag_arena_alloc(struct ag_stream *st, size_t n, uint64_t *pos);
+struct ag_seq *ag_seq_first(struct ag_stream *st, uint64_t hash);
+void ag_seq_forget_all(struct ag_stream *st);
 
 /* graph.c */
 int ag_graph_build(struct ag_seq *seq, CUcontext ctx);
 struct ag_variant *ag_graph_variant(struct ag_stream *st, struct ag_seq *seq);
 void ag_graph_destroy(struct ag_seq *seq);
 void ag_graph_make_room(void);
-CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args);
 extern unsigned ag_graph_count;
 
+/* facts.c */
+int ag_engine_event_flags(CUevent ev, unsigned *flags);
+
 /* watchdog.c */
+extern uint64_t ag_watchdog_tick;
 void ag_watchdog_start(void);
 
 #endif

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "hook/real.h"
+#include "driver/real.h"
 
 #define CAPACITY (1u << 16)
 
@@ -132,9 +132,11 @@ size_t ag_kern_distinct(void)
 
 static int more_launches(const void *a, const void *b)
 {
-	uint64_t x = (*(const struct ag_kern *const *)a)->launches;
-	uint64_t y = (*(const struct ag_kern *const *)b)->launches;
-	return x < y ? 1 : x > y ? -1 : 0;
+	const struct ag_kern *p = *(const struct ag_kern *const *)a, *q = *(const struct ag_kern *const *)b;
+	if (p->launches != q->launches)
+		return p->launches < q->launches ? 1 : -1;
+	/* Ties by name, so that the report is the same on every run, wherever handles are. */
+	return strcmp(p->name, q->name);
 }
 
 size_t ag_kern_top(const struct ag_kern **out, size_t max)

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "g_hook.h"
+#include <cuda.h>
 
 struct ag_kern {
 	uintptr_t handle;

@@ -4,7 +4,7 @@
  * variant, so a per-thread entry point keeps its meaning of the NULL stream.
  */
 #include "engine/engine.h"
-#include "hook/real.h"
+#include "driver/real.h"
 
 static CUresult launch(int api, int per_thread, CUfunction f, unsigned gx, unsigned gy,
 		       unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,

@@ -4,7 +4,7 @@
  * host buffers an async copy may read later rather than at the call).
  */
 #include "engine/engine.h"
-#include "hook/real.h"
+#include "driver/real.h"
 #include "stats.h"
 
 static CUresult copy(int dir, int per_thread, CUdeviceptr dst, CUdeviceptr src, size_t bytes,
@@ -181,14 +181,14 @@ CUresult ag_on_cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags)
 /* Held copies may still read or write the buffer: submit them before it goes. */
 CUresult ag_on_cuMemFreeHost(void *p)
 {
-	ag_engine_barrier(AG_FN_cuMemFreeHost);
+	ag_engine_barrier();
 	ag_engine_pinned_remove(p);
 	return AG_REAL(cuMemFreeHost)(p);
 }
 
 CUresult ag_on_cuMemHostUnregister(void *p)
 {
-	ag_engine_barrier(AG_FN_cuMemHostUnregister);
+	ag_engine_barrier();
 	ag_engine_pinned_remove(p);
 	return AG_REAL(cuMemHostUnregister)(p);
 }

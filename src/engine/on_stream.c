@@ -6,7 +6,7 @@
  * policy table gives them generic actions (src/hook/classes.txt).
  */
 #include "engine/engine.h"
-#include "hook/real.h"
+#include "driver/real.h"
 
 CUresult ag_on_cuEventCreate(CUevent *ev, unsigned int flags)
 {

@@ -11,12 +11,13 @@
 #include <stdlib.h>
 
 #include "engine/internal.h"
-#include "hook/real.h"
+#include "driver/real.h"
 
 static struct ag_stream *by_key;
 static struct ag_stream *all;
 static pthread_mutex_t registry = PTHREAD_MUTEX_INITIALIZER;
 static unsigned generation;
+__thread struct ag_stream *ag_stream_locked __attribute__((tls_model("initial-exec")));
 
 #define CACHE 4
 
@@ -116,6 +117,21 @@ void ag_stream_remove(struct ag_stream *st)
 	}
 	__atomic_add_fetch(&generation, 1, __ATOMIC_ACQ_REL);
 	pthread_mutex_unlock(&registry);
+}
+
+CUcontext ag_stream_enter_ctx(const struct ag_stream *st)
+{
+	CUcontext cur = NULL;
+	AG_REAL(cuCtxGetCurrent)(&cur);
+	if (cur != st->ctx)
+		AG_REAL(cuCtxSetCurrent)(st->ctx);
+	return cur;
+}
+
+void ag_stream_leave_ctx(const struct ag_stream *st, CUcontext saved)
+{
+	if (saved != st->ctx)
+		AG_REAL(cuCtxSetCurrent)(saved);
 }
 
 void ag_stream_lock_wait(struct ag_stream *st)

@@ -15,14 +15,16 @@
 
 #define TICKS 4
 
+uint64_t ag_watchdog_tick;
+
 static void expire(struct ag_stream *st, void *arg)
 {
 	uint64_t now = *(const uint64_t *)arg;
 	if (!__atomic_load_n(&st->holding, __ATOMIC_ACQUIRE) ||
 	    now - __atomic_load_n(&st->hold_tick, __ATOMIC_RELAXED) < TICKS || !ag_stream_trylock(st))
 		return;
-	if (st->cur && now - st->hold_tick >= TICKS)
-		ag_engine_flush(st, AG_S_FB_TIMEOUT);
+	if (st->held_seq && now - st->hold_tick >= TICKS)
+		ag_hold_flush(st, AG_FLUSH_TIMEOUT);
 	ag_stream_unlock(st);
 }
 
@@ -33,8 +35,8 @@ static void *run(void *arg)
 	struct timespec ts = {quarter / 1000000000, quarter % 1000000000};
 	for (;;) {
 		nanosleep(&ts, NULL);
-		uint64_t now = __atomic_add_fetch(&ag_engine_tick, 1, __ATOMIC_ACQ_REL);
-		if (__atomic_load_n(&ag_engine_holding, __ATOMIC_ACQUIRE))
+		uint64_t now = __atomic_add_fetch(&ag_watchdog_tick, 1, __ATOMIC_ACQ_REL);
+		if (__atomic_load_n(&ag_hold_streams, __ATOMIC_ACQUIRE))
 			ag_stream_for_each(expire, &now);
 	}
 	return NULL;

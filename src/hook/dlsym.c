@@ -7,7 +7,7 @@
 #include <dlfcn.h>
 
 #include "hook/hook.h"
-#include "hook/real.h"
+#include "driver/real.h"
 
 void *ag_hook_dlsym(void *handle, const char *name);
 void *ag_hook_dlvsym(void *handle, const char *name, const char *version);

@@ -20,8 +20,7 @@ STATS = {"-": "AG_STAT_NONE", "launch": "AG_STAT_LAUNCH", "hostfn": "AG_STAT_HOS
          "graph": "AG_STAT_GRAPH", "copy-htod": "AG_STAT_COPY_HTOD", "copy-dtoh": "AG_STAT_COPY_DTOH",
          "copy-dtod": "AG_STAT_COPY_DTOD", "copy": "AG_STAT_COPY", "memset": "AG_STAT_MEMSET",
          "event": "AG_STAT_EVENT", "sync": "AG_STAT_SYNC"}
-CLASSES = {"pass": "AG_CLASS_PASS", "barrier": "AG_CLASS_BARRIER", "engine": "AG_CLASS_ENGINE",
-           "door": "AG_CLASS_DOOR"}
+CLASSES = ("pass", "barrier", "engine", "door")  # a class decides the wrapper's body
 
 
 def parse_decls(text):
@@ -61,7 +60,7 @@ def body(name, cls, action, names):
     if cls == "pass":
         return f"return {real};"
     if cls == "barrier":
-        return f"ag_engine_barrier(AG_FN_{name});\n\treturn {real};"
+        return f"ag_engine_barrier();\n\treturn {real};"
     if action == "custom":
         return f"return ag_on_{name}({call_args});"
     kind, _, param = action.partition(":")
@@ -73,15 +72,15 @@ def body(name, cls, action, names):
         return (f"ag_engine_sync_stream({param}, {per_thread});\n"
                 f"\treturn ag_engine_sync_done({real}, {param}, {per_thread});")
     if kind == "sync-all":
-        return f"ag_engine_sync_all();\n\treturn ag_engine_sync_done({real}, NULL, -1);"
+        return f"ag_engine_barrier();\n\treturn ag_engine_sync_done({real}, NULL, -1);"
     if kind == "wait-event":
-        return f"ag_engine_sync_all();\n\tag_engine_stream_op({param}, {per_thread});\n\treturn {real};"
+        return f"ag_engine_barrier();\n\tag_engine_stream_op({param}, {per_thread});\n\treturn {real};"
     if kind == "stream-destroy":
         return f"ag_engine_stream_destroyed({param});\n\treturn {real};"
     if kind == "forget":
         return f"ag_engine_forget_all();\n\treturn {real};"
     if kind == "capture-begin":
-        return f"ag_engine_sync_all();\n\treturn ag_engine_capture_began({real});"
+        return f"ag_engine_barrier();\n\treturn ag_engine_capture_began({real});"
     if kind == "capture-end":
         return f"return ag_engine_capture_ended({real});"
     sys.exit(f"{name}: unknown action {action}")
@@ -96,11 +95,15 @@ def main():
          "enum ag_fn {\n"]
     h += [f"\tAG_FN_{n},\n" for n in names]
     h.append("\tAG_FN_COUNT\n};\n\n")
+    h.append("/* The three ways a program reaches a driver function (hook/); each has its wrappers. */\n"
+             "enum ag_door {\n" + "".join(f"\t{d},\n" for d, _, _ in DOORS) + "\tAG_DOOR_COUNT\n};\n\n")
+    h.append("/* Every function's symbol name, indexed by enum ag_fn. */\n"
+             "extern const char *const ag_fn_names[AG_FN_COUNT];\n\n")
     for n in names:
         params = ", ".join(decls[n][0]) or "void"
         h.append(f"typedef CUresult (*ag_pfn_{n})({params});\n")
     h.append("\n")
-    c = [HEADER, '#include "hook/hook.h"\n#include "hook/real.h"\n#include "engine/engine.h"\n\n']
+    c = [HEADER, '#include "hook/hook.h"\n#include "driver/real.h"\n#include "engine/engine.h"\n\n']
     table = []
     for n in names:
         params, pnames = decls[n]
@@ -113,10 +116,12 @@ def main():
             c.append(f"{storage}CUresult {fname.format(n=n)}({plist})\n{{\n"
                      f"\tag_stats_count_call(AG_FN_{n}, {door});\n\t{text}\n}}\n\n")
         wrappers = ", ".join("(void *)" + f.format(n=n) for _, f, _ in DOORS)
-        table.append(f'\t{{"{n}", {CLASSES[cls]}, {STATS[stat]}, {{{wrappers}}}}},\n')
+        table.append(f'\t{{"{n}", {STATS[stat]}, {{{wrappers}}}}},\n')
     h.append("\n#endif\n")
     c.append("const struct ag_hook_fn ag_hook_fns[AG_FN_COUNT] = {\n")
     c += table
+    c.append("};\n\nconst char *const ag_fn_names[AG_FN_COUNT] = {\n")
+    c += [f'\t"{n}",\n' for n in names]
     c.append("};\n")
     open(f"{outdir}/g_hook.h", "w").write("".join(h))
     open(f"{outdir}/g_hook.c", "w").write("".join(c))

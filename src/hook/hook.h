@@ -9,13 +9,8 @@
 #include "g_hook.h"
 #include "stats.h"
 
-enum ag_door { AG_DOOR_LINK, AG_DOOR_DLSYM, AG_DOOR_PROC, AG_DOOR_COUNT };
-
-enum ag_class { AG_CLASS_PASS, AG_CLASS_BARRIER, AG_CLASS_ENGINE, AG_CLASS_DOOR };
-
 struct ag_hook_fn {
 	const char *name;
-	unsigned char cls;
 	unsigned char stat;
 	void *door[AG_DOOR_COUNT];
 };
@@ -36,8 +31,5 @@ void *ag_hook_substitute(void *real, const char *asked, enum ag_door door);
 
 /* A barrier trampoline in front of `real` (trampolines.S), or real if none is left. */
 void *ag_hook_unknown(void *real, const char *asked);
-
-/* True if p points into this library. */
-int ag_hook_is_ours(const void *p);
 
 #endif

@@ -6,7 +6,7 @@
  * wrapper, so every later lookup comes through here too.
  */
 #include "hook/hook.h"
-#include "hook/real.h"
+#include "driver/real.h"
 
 static void swap(const char *symbol, void **pfn)
 {

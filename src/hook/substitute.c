@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "hook/hook.h"
-#include "hook/real.h"
+#include "driver/real.h"
 #include "log.h"
 
 static int by_name(const void *key, const void *elem)
@@ -26,15 +26,6 @@ int ag_hook_find(const char *name)
 	const struct ag_hook_fn *f =
 		bsearch(name, ag_hook_fns, AG_FN_COUNT, sizeof ag_hook_fns[0], by_name);
 	return f ? (int)(f - ag_hook_fns) : -1;
-}
-
-int ag_hook_is_ours(const void *p)
-{
-	static Dl_info self;
-	if (!self.dli_fbase)
-		dladdr((void *)ag_hook_is_ours, &self);
-	Dl_info info;
-	return dladdr(p, &info) && info.dli_fbase == self.dli_fbase;
 }
 
 static int from_libcuda(const Dl_info *info)
@@ -68,7 +59,7 @@ static int identify_by_variants(void *real, const char *asked, const Dl_info *in
 
 void *ag_hook_substitute(void *real, const char *asked, enum ag_door door)
 {
-	if (ag_hook_is_ours(real))
+	if (ag_real_is_ours(real))
 		return real;
 	Dl_info info;
 	if (!dladdr(real, &info) || !from_libcuda(&info))

@@ -5,7 +5,10 @@
  * work (ag_hook_unknown_enter returns the real target), restores the
  * registers and jumps on: the callee sees the caller's arguments and stack.
  */
+#include "hook/unknown_slots.h"
+
 	.text
+	.altmacro
 
 	.macro	slot n
 ag_hook_unknown_slot_\n:
@@ -13,8 +16,14 @@ ag_hook_unknown_slot_\n:
 	jmp	unknown_common
 	.endm
 
-	.irp	n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63
-	slot	\n
+	.macro	entry n
+	.quad	ag_hook_unknown_slot_\n
+	.endm
+
+	.set	i, 0
+	.rept	AG_UNKNOWN_SLOTS
+	slot	%i
+	.set	i, i + 1
 	.endr
 
 unknown_common:
@@ -59,8 +68,10 @@ unknown_common:
 	.globl	ag_hook_unknown_slots
 	.hidden	ag_hook_unknown_slots
 ag_hook_unknown_slots:
-	.irp	n, 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63
-	.quad	ag_hook_unknown_slot_\n
+	.set	i, 0
+	.rept	AG_UNKNOWN_SLOTS
+	entry	%i
+	.set	i, i + 1
 	.endr
 
 	.section .note.GNU-stack,"",@progbits

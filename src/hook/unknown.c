@@ -9,21 +9,20 @@
 
 #include "engine/engine.h"
 #include "hook/hook.h"
+#include "hook/unknown_slots.h"
 #include "log.h"
 
-#define SLOTS 64
-
-extern void *const ag_hook_unknown_slots[SLOTS];
+extern void *const ag_hook_unknown_slots[AG_UNKNOWN_SLOTS];
 void *ag_hook_unknown_enter(unsigned slot);
 
-static void *targets[SLOTS];
+static void *targets[AG_UNKNOWN_SLOTS];
 static unsigned used;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 void *ag_hook_unknown_enter(unsigned slot)
 {
 	ag_stats_count_unknown();
-	ag_engine_barrier(-1);
+	ag_engine_barrier();
 	return targets[slot];
 }
 
@@ -34,7 +33,7 @@ void *ag_hook_unknown(void *real, const char *asked)
 	unsigned i = 0;
 	while (i < used && targets[i] != real)
 		i++;
-	if (i == used && used < SLOTS)
+	if (i == used && used < AG_UNKNOWN_SLOTS)
 		targets[used++] = real;
 	if (i < used)
 		out = ag_hook_unknown_slots[i];

@@ -24,6 +24,9 @@ static inline void *ag_real_get(int id)
 
 #define AG_REAL(name) ((ag_pfn_##name)ag_real_get(AG_FN_##name))
 
+/* True if p points into this library (a lookup that found our own wrapper). */
+int ag_real_is_ours(const void *p);
+
 /* The C library's own dlsym/dlvsym, found without calling the public ones. */
 void *ag_real_dlsym(void *handle, const char *name);
 void *ag_real_dlvsym(void *handle, const char *name, const char *version);

@@ -6,8 +6,7 @@
  */
 #include <dlfcn.h>
 
-#include "hook/hook.h"
-#include "hook/real.h"
+#include "driver/real.h"
 #include "log.h"
 
 void *ag_real_fn[AG_FN_COUNT];
@@ -37,14 +36,23 @@ void ag_real_learn(int id, void *fn)
 					 __ATOMIC_ACQUIRE) &&
 	    expected != fn)
 		AG_LOG(AG_LOG_DEBUG, "%s: a second lookup returned another pointer; keeping the first",
-		       ag_hook_fns[id].name);
+		       ag_fn_names[id]);
+}
+
+int ag_real_is_ours(const void *p)
+{
+	static Dl_info self;
+	if (!self.dli_fbase)
+		dladdr((void *)ag_real_is_ours, &self);
+	Dl_info info;
+	return dladdr(p, &info) && info.dli_fbase == self.dli_fbase;
 }
 
 void *ag_real_resolve(int id)
 {
-	const char *name = ag_hook_fns[id].name;
+	const char *name = ag_fn_names[id];
 	void *p = ag_real_dlsym(RTLD_NEXT, name);
-	if (!p || ag_hook_is_ours(p)) {
+	if (!p || ag_real_is_ours(p)) {
 		void *h = libcuda();
 		p = h ? ag_real_dlsym(h, name) : NULL;
 	}

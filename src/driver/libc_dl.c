@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "hook/real.h"
+#include "driver/real.h"
 
 typedef void *(*dlsym_fn)(void *, const char *);
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);

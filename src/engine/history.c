@@ -1,0 +1,85 @@
+/*
+ * What a stream observed: a ring of the last AG_HIST operations it submitted
+ * eagerly, their argument bytes in a ring arena, and the boundary epoch that
+ * tells detection where a segment ends (a global epoch bumped by barriers
+ * and syncs of everything, plus the stream's own, bumped by boundaries on
+ * that stream). The buffers are allocated on a stream's first operation.
+ */
+#include <stdlib.h>
+
+#include "config.h"
+#include "engine/internal.h"
+
+static uint64_t global_epoch;
+
+int ag_history_alloc(struct ag_stream *st)
+{
+	if (st->hist)
+		return 1;
+	size_t max_ops = (size_t)ag_opt.num[AG_OPT_MAX_OPS];
+	st->hist = calloc(AG_HIST, sizeof *st->hist);
+	st->arena = malloc(AG_ARENA);
+	st->lastpos = calloc(AG_PERIOD_MAX + 1, sizeof *st->lastpos);
+	st->counts_exact.pool = calloc(AG_SEGS, sizeof *st->counts_exact.pool);
+	st->counts_shape.pool = calloc(AG_SEGS, sizeof *st->counts_shape.pool);
+	st->held = calloc(max_ops, sizeof *st->held);
+	st->dirty = calloc(max_ops, 1);
+	if (st->hist && st->arena && st->lastpos && st->counts_exact.pool && st->counts_shape.pool &&
+	    st->held && st->dirty)
+		return 1;
+	free(st->hist), free(st->arena), free(st->lastpos), free(st->held), free(st->dirty);
+	free(st->counts_exact.pool), free(st->counts_shape.pool);
+	st->hist = NULL;
+	st->lastpos = NULL;
+	st->counts_exact.pool = st->counts_shape.pool = NULL;
+	return 0;
+}
+
+uint8_t *ag_arena_alloc(struct ag_stream *st, size_t n, uint64_t *pos)
+{
+	n = AG_ALIGN8(n);
+	if (n > AG_ARENA / 8)
+		return NULL;
+	uint64_t p = st->arena_head;
+	size_t off = p % AG_ARENA;
+	if (off + n > AG_ARENA) {
+		p += AG_ARENA - off;
+		off = 0;
+	}
+	st->arena_head = p + n;
+	*pos = p;
+	return st->arena + off;
+}
+
+int ag_arena_alive(const struct ag_stream *st, const struct ag_op *op)
+{
+	return op->argbytes == 0 || st->arena_head - op->arena_pos <= AG_ARENA;
+}
+
+struct ag_op *ag_history_next(struct ag_stream *st)
+{
+	return &st->hist[st->observed % AG_HIST];
+}
+
+uint64_t ag_history_epoch_of(const struct ag_stream *st)
+{
+	return __atomic_load_n(&global_epoch, __ATOMIC_ACQUIRE) + st->local_epoch;
+}
+
+void ag_history_boundary(struct ag_stream *st)
+{
+	st->local_epoch++;
+}
+
+void ag_history_boundary_all(void)
+{
+	__atomic_add_fetch(&global_epoch, 1, __ATOMIC_ACQ_REL);
+}
+
+/* Operations the history did not see (held ones) come next: no window may span them. */
+void ag_history_gap(struct ag_stream *st)
+{
+	st->gap = st->observed;
+	st->seg_start = st->observed;
+	st->seg_hash = st->seg_shape = 0;
+}

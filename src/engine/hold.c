@@ -1,0 +1,260 @@
+/*
+ * One stream's decision for each operation, under the stream's lock: take it
+ * as the next expected operation of the held run, start holding a learned
+ * sequence, or submit it now and let the history observe it. Completing a
+ * held run launches its graph; a divergence, a boundary or the timer flushes
+ * the run (resubmits it eagerly, in order). Errors met while flushing are kept
+ * for the next synchronizing call (order.c asks for them).
+ *
+ * Invariants that keep programs correct:
+ *  - An operation is held only if it is identical in shape (kernel, launch
+ *    configuration, attributes, copy and set parameters) to one that already
+ *    succeeded eagerly, so no submission-time error can be hidden; only
+ *    kernel argument values may differ, and they are compared byte for byte.
+ *  - A failure met while submitting held work is reported by the next
+ *    synchronizing call on that stream (or on all work), where eager
+ *    execution of an asynchronous failure would have shown up too.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "driver/real.h"
+#include "engine/internal.h"
+#include "log.h"
+#include "nvtx.h"
+#include "stats.h"
+
+int ag_hold_streams;
+int ag_hold_errors;
+static int holding_legacy, holding_blocking;
+
+static const struct {
+	enum ag_scalar stat;
+	const char *text;
+} flush_reason[AG_FLUSH_COUNT] = {
+	[AG_FLUSH_SHAPE] = {AG_S_FB_SHAPE, "an operation's shape changed"},
+	[AG_FLUSH_ARGS] = {AG_S_FB_ARGS, "arguments changed"},
+	[AG_FLUSH_BOUNDARY] = {AG_S_FB_BARRIER, "a barrier or synchronization"},
+	[AG_FLUSH_TIMEOUT] = {AG_S_FB_TIMEOUT, "AUTOGRAPH_FLUSH_US passed"},
+	[AG_FLUSH_LAUNCH_FAILED] = {AG_S_FB_BUILD, "graph launch failed"},
+};
+
+/* Holders that other streams are implicitly ordered with: counted so the check is one load. */
+static int *order_counter(const struct ag_stream *st)
+{
+	return st->legacy ? &holding_legacy : st->blocking ? &holding_blocking : NULL;
+}
+
+int ag_hold_legacy(void)
+{
+	return __atomic_load_n(&holding_legacy, __ATOMIC_ACQUIRE);
+}
+
+int ag_hold_blocking(void)
+{
+	return __atomic_load_n(&holding_blocking, __ATOMIC_ACQUIRE);
+}
+
+static void hold_begin(struct ag_stream *st, struct ag_seq *seq)
+{
+	st->held_seq = seq;
+	st->held_n = 0;
+	st->ndirty = 0;
+	st->run_hash = 0;
+	__atomic_store_n(&st->hold_tick, __atomic_load_n(&ag_watchdog_tick, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&st->holding, 1, __ATOMIC_RELEASE);
+	ag_history_gap(st); /* the history does not see held operations */
+	__atomic_add_fetch(&ag_hold_streams, 1, __ATOMIC_ACQ_REL);
+	int *kind = order_counter(st);
+	if (kind)
+		__atomic_add_fetch(kind, 1, __ATOMIC_ACQ_REL);
+	seq->hold_starts++;
+}
+
+static void hold_end(struct ag_stream *st)
+{
+	for (uint32_t i = 0; st->ndirty && i < st->held_n; i++)
+		st->dirty[i] = 0;
+	st->held_seq = NULL;
+	st->held_n = 0;
+	st->ndirty = 0;
+	__atomic_store_n(&st->holding, 0, __ATOMIC_RELEASE);
+	int *kind = order_counter(st);
+	if (kind)
+		__atomic_sub_fetch(kind, 1, __ATOMIC_ACQ_REL);
+	__atomic_sub_fetch(&ag_hold_streams, 1, __ATOMIC_ACQ_REL);
+}
+
+static void defer_error(struct ag_stream *st, CUresult rc)
+{
+	if (rc != CUDA_SUCCESS && st->pending == CUDA_SUCCESS) {
+		__atomic_store_n(&st->pending, rc, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&ag_hold_errors, 1, __ATOMIC_ACQ_REL);
+	}
+}
+
+CUresult ag_hold_take_error(struct ag_stream *st)
+{
+	CUresult rc = st->pending;
+	if (rc != CUDA_SUCCESS) {
+		__atomic_store_n(&st->pending, CUDA_SUCCESS, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&ag_hold_errors, 1, __ATOMIC_ACQ_REL);
+	}
+	return rc;
+}
+
+void ag_hold_flush(struct ag_stream *st, enum ag_flush why)
+{
+	struct ag_seq *seq = st->held_seq;
+	if (!seq)
+		return;
+	ag_nvtx_push("autograph: fallback");
+	CUcontext saved = ag_stream_enter_ctx(st);
+	for (uint32_t i = 0; i < st->held_n; i++)
+		defer_error(st, ag_op_submit(&seq->ops[i], st->held[i]));
+	ag_stream_leave_ctx(st, saved);
+	ag_nvtx_pop();
+	ag_stats_add(AG_S_OPS_EAGER, st->held_n);
+	ag_stats_add(flush_reason[why].stat, 1);
+	AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: %u held ops submitted eagerly (%s)",
+	       (void *)st->handle, seq->id, st->held_n, flush_reason[why].text);
+	hold_end(st);
+}
+
+static void complete(struct ag_stream *st)
+{
+	struct ag_seq *seq = st->held_seq;
+	ag_nvtx_push("autograph: replay");
+	struct ag_variant *v = ag_graph_variant(st, seq);
+	CUresult rc = CUDA_ERROR_NOT_READY;
+	if (v) {
+		CUcontext saved = ag_stream_enter_ctx(st);
+		uint64_t t0 = ag_policy_clock();
+		rc = AG_REAL(cuGraphLaunch)(v->exec, st->handle);
+		uint64_t cycles = ag_policy_clock() - t0;
+		ag_stream_leave_ctx(st, saved);
+		if (rc == CUDA_SUCCESS)
+			ag_policy_graph_timed(st, seq, cycles);
+	}
+	ag_nvtx_pop();
+	if (rc != CUDA_SUCCESS) {
+		ag_hold_flush(st, AG_FLUSH_LAUNCH_FAILED);
+		return;
+	}
+	ag_stats_add(AG_S_REPLAYS, 1);
+	ag_stats_add(AG_S_OPS_REPLAYED, seq->n);
+	hold_end(st);
+}
+
+static void diverge(struct ag_stream *st, enum ag_flush why)
+{
+	struct ag_seq *seq = st->held_seq;
+	ag_hold_flush(st, why);
+	ag_policy_diverged(st, seq);
+}
+
+/* The next operation of a held sequence: 1 if it was taken, 0 if the sequence diverged. */
+static int match(struct ag_stream *st, const struct ag_call *c)
+{
+	struct ag_seq *seq = st->held_seq;
+	const struct ag_op *e = &seq->ops[st->held_n];
+	if (!ag_op_same_shape(e, c)) {
+		diverge(st, AG_FLUSH_SHAPE);
+		return 0;
+	}
+	const uint8_t *args = e->args;
+	uint64_t h = e->hash;
+	if (c->kind == AG_OP_KERNEL && !ag_op_same_args(e->k, c, e->args)) {
+		struct ag_op in;
+		in.call = *c;
+		if (!ag_op_pack(st, c, e->k, &in)) {
+			diverge(st, AG_FLUSH_SHAPE);
+			return 0;
+		}
+		if (memcmp(in.args, e->args, e->argbytes) != 0) {
+			if (!ag_opt.num[AG_OPT_UPDATE]) {
+				diverge(st, AG_FLUSH_ARGS);
+				return 0;
+			}
+			args = in.args;
+			h = ag_op_args_hash(e, args);
+			st->dirty[st->held_n] = 1;
+			st->ndirty++;
+		}
+	}
+	st->held[st->held_n++] = args;
+	st->run_hash = ag_mix(st->run_hash, h);
+	/* The timer measures time without a new operation, not the length of the hold. */
+	__atomic_store_n(&st->hold_tick, __atomic_load_n(&ag_watchdog_tick, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	if (st->held_n == seq->n)
+		complete(st);
+	return 1;
+}
+
+/* Hashes only propose: the call must equal the sequence's first operation field by field. */
+static int startable(const struct ag_stream *st, const struct ag_seq *seq, const struct ag_op *op,
+		     const struct ag_call *c)
+{
+	const struct ag_op *e = &seq->ops[0];
+	return ag_policy_allows(st, seq) && e->hash == op->hash && e->argbytes == op->argbytes &&
+	       ag_op_same_shape(e, c) && (!op->argbytes || memcmp(e->args, op->args, op->argbytes) == 0);
+}
+
+/* Finds the kernel's entry and counts the launch against it. */
+struct ag_kern *ag_hold_kernel_of(const struct ag_call *c)
+{
+	struct ag_kern *k = ag_kern_get(c->u.kern.f);
+	if (k)
+		__atomic_add_fetch(&k->launches, 1, __ATOMIC_RELAXED);
+	return k;
+}
+
+static int try_start(struct ag_stream *st, const struct ag_op *op, const struct ag_call *c)
+{
+	struct ag_seq *seq = op->nodeable ? ag_seq_first(st, op->hash) : NULL;
+	while (seq && !startable(st, seq, op, c))
+		seq = seq->same_first;
+	if (!seq)
+		return 0;
+	ag_detect_epoch(st, op->epoch);
+	hold_begin(st, seq);
+	st->held[st->held_n++] = seq->ops[0].args;
+	st->run_hash = ag_mix(0, seq->ops[0].hash);
+	if (st->held_n == seq->n)
+		complete(st);
+	return 1;
+}
+
+CUresult ag_hold_submit(struct ag_stream *st, const struct ag_call *c, int unified_ok)
+{
+	struct ag_kern *k = NULL;
+	if (st->held_seq) {
+		const struct ag_op *e = &st->held_seq->ops[st->held_n];
+		if (c->kind == AG_OP_KERNEL && e->call.kind == AG_OP_KERNEL &&
+		    e->call.u.kern.f == c->u.kern.f) {
+			k = e->k;
+			__atomic_add_fetch(&k->launches, 1, __ATOMIC_RELAXED);
+		}
+		if (match(st, c))
+			return CUDA_SUCCESS;
+	}
+	if (c->kind == AG_OP_KERNEL && !k)
+		k = ag_hold_kernel_of(c);
+	struct ag_op *op = ag_history_next(st);
+	ag_op_describe(st, c, k, unified_ok, op);
+	op->epoch = ag_history_epoch_of(st);
+	if (try_start(st, op, c))
+		return CUDA_SUCCESS;
+	CUresult rc = ag_policy_submit_eager(st, c);
+	op->failed = rc != CUDA_SUCCESS;
+	ag_detect_commit(st);
+	return rc;
+}
+
+void ag_hold_after_fork_child(void)
+{
+	ag_hold_streams = holding_legacy = holding_blocking = 0;
+}

@@ -1,0 +1,116 @@
+/*
+ * Boundaries and the order between streams. Held work is submitted, in its
+ * original order, before anything that could observe or reorder it: a
+ * barrier-class call, a synchronizing call or query, an operation the engine
+ * does not record on the same stream, an operation on a stream it is
+ * implicitly ordered with (the legacy default stream against blocking
+ * streams), an event wait. Every boundary also ends the segment the history
+ * is observing. After a synchronizing call, an error that held work met when
+ * it was flushed is handed back here.
+ */
+#include "engine/engine.h"
+#include "engine/internal.h"
+
+struct flush_filter {
+	const struct ag_stream *except;
+	int legacy_only, blocking_only;
+	enum ag_flush why;
+};
+
+static void flush_matching(struct ag_stream *st, void *arg)
+{
+	const struct flush_filter *f = arg;
+	if (st == f->except || !__atomic_load_n(&st->holding, __ATOMIC_ACQUIRE))
+		return;
+	if ((f->legacy_only && !st->legacy) || (f->blocking_only && (st->legacy || !st->blocking)))
+		return;
+	ag_stream_lock(st);
+	ag_hold_flush(st, f->why);
+	ag_stream_unlock(st);
+}
+
+void ag_order_flush_all(enum ag_flush why)
+{
+	if (!__atomic_load_n(&ag_hold_streams, __ATOMIC_ACQUIRE))
+		return;
+	struct flush_filter f = {NULL, 0, 0, why};
+	ag_stream_for_each(flush_matching, &f);
+}
+
+/*
+ * Work on the legacy default stream waits for earlier work on every blocking
+ * stream, and the other way round: such held work must go first. st is NULL
+ * for the per-thread default stream, which behaves as a blocking stream.
+ */
+void ag_order_others(const struct ag_stream *st)
+{
+	struct flush_filter f = {st, 0, 0, AG_FLUSH_BOUNDARY};
+	if (st && st->legacy) {
+		if (!ag_hold_blocking())
+			return;
+		f.blocking_only = 1;
+	} else if (!st || st->blocking) {
+		if (!ag_hold_legacy())
+			return;
+		f.legacy_only = 1;
+	} else {
+		return;
+	}
+	ag_stream_for_each(flush_matching, &f);
+}
+
+void ag_engine_barrier(void)
+{
+	ag_history_boundary_all();
+	ag_order_flush_all(AG_FLUSH_BOUNDARY);
+}
+
+void ag_engine_stream_op(CUstream s, int per_thread)
+{
+	if (ag_engine_is_off())
+		return;
+	struct ag_stream *st = ag_stream_of(s, per_thread, 0);
+	if (__atomic_load_n(&ag_hold_streams, __ATOMIC_ACQUIRE))
+		ag_order_others(st);
+	if (!st)
+		return;
+	ag_stream_lock(st);
+	ag_hold_flush(st, AG_FLUSH_BOUNDARY);
+	ag_history_boundary(st);
+	ag_stream_unlock(st);
+}
+
+void ag_engine_sync_stream(CUstream s, int per_thread)
+{
+	struct ag_stream *st = ag_stream_of(s, per_thread, 0);
+	if (st && !st->legacy)
+		ag_engine_stream_op(s, per_thread);
+	else
+		ag_engine_barrier();
+}
+
+static void take_error(struct ag_stream *st, void *arg)
+{
+	CUresult *rc = arg;
+	if (__atomic_load_n(&st->pending, __ATOMIC_RELAXED) == CUDA_SUCCESS)
+		return;
+	ag_stream_lock(st);
+	CUresult e = ag_hold_take_error(st);
+	if (*rc == CUDA_SUCCESS)
+		*rc = e;
+	ag_stream_unlock(st);
+}
+
+CUresult ag_engine_sync_done(CUresult rc, CUstream s, int per_thread)
+{
+	if (rc != CUDA_SUCCESS || !__atomic_load_n(&ag_hold_errors, __ATOMIC_ACQUIRE))
+		return rc;
+	if (per_thread < 0) {
+		ag_stream_for_each(take_error, &rc);
+		return rc;
+	}
+	struct ag_stream *st = ag_stream_of(s, per_thread, 0);
+	if (st)
+		take_error(st, &rc);
+	return rc;
+}

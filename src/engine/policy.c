@@ -1,0 +1,78 @@
+/*
+ * When a learned sequence is not worth holding, with every constant of that
+ * judgement in one place:
+ *  - thrash: a sequence that diverges on most of its runs is set aside for a
+ *    number of operations that doubles each time it happens again;
+ *  - not faster: the cheapest of a sequence's first graph launches is
+ *    compared with the estimated eager cost of its operations, from a sample
+ *    of eager submissions on the stream.
+ */
+#include <x86intrin.h>
+
+#include "engine/internal.h"
+#include "log.h"
+#include "stats.h"
+
+#define THRASH_MIN_STARTS 8       /* runs before a sequence can be judged thrashing */
+#define BACKOFF_START 1024u       /* operations a thrashing sequence is first set aside for */
+#define BACKOFF_MAX (1u << 24)
+#define NOT_FASTER_SAMPLES 8      /* graph launches timed per sequence */
+#define NOT_FASTER_MARGIN 2       /* a graph launch may cost this many times the eager estimate */
+#define EAGER_SAMPLE_MASK 15u     /* one eager submission in 16 is timed */
+
+uint64_t ag_policy_clock(void)
+{
+	return __rdtsc();
+}
+
+void ag_policy_learned(struct ag_stream *st, struct ag_seq *seq)
+{
+	seq->eager_cycles = seq->n * st->eager_avg;
+	seq->backoff = BACKOFF_START;
+}
+
+int ag_policy_allows(const struct ag_stream *st, const struct ag_seq *seq)
+{
+	return !seq->broken && !seq->slow && st->observed >= seq->disabled_until;
+}
+
+void ag_policy_diverged(struct ag_stream *st, struct ag_seq *seq)
+{
+	seq->diverges++;
+	if (seq->hold_starts < THRASH_MIN_STARTS || 2 * seq->diverges <= seq->hold_starts)
+		return;
+	seq->disabled_until = st->observed + seq->backoff;
+	if (seq->backoff < BACKOFF_MAX)
+		seq->backoff *= 2;
+	seq->hold_starts = seq->diverges = 0;
+	ag_stats_add(AG_S_FB_THRASH, 1);
+	AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u changes on most runs; set aside for %u ops",
+	       (void *)st->handle, seq->id, seq->backoff / 2);
+}
+
+/* The cheapest of the first few graph launches against the eager estimate, with a margin: a
+ * preempted measurement must not condemn a graph that pays. */
+void ag_policy_graph_timed(struct ag_stream *st, struct ag_seq *seq, uint64_t cycles)
+{
+	if (seq->timed >= NOT_FASTER_SAMPLES)
+		return;
+	seq->graph_cycles = seq->timed && seq->graph_cycles < cycles ? seq->graph_cycles : cycles;
+	if (++seq->timed == NOT_FASTER_SAMPLES && seq->eager_cycles &&
+	    seq->graph_cycles > NOT_FASTER_MARGIN * seq->eager_cycles) {
+		seq->slow = 1;
+		ag_stats_add(AG_S_FB_NOT_FASTER, 1);
+		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: graph launch not faster than eager; no longer graphed",
+		       (void *)st->handle, seq->id);
+	}
+}
+
+CUresult ag_policy_submit_eager(struct ag_stream *st, const struct ag_call *c)
+{
+	if (st->observed & EAGER_SAMPLE_MASK)
+		return ag_call_submit(c);
+	uint64_t t0 = __rdtsc();
+	CUresult rc = ag_call_submit(c);
+	uint64_t dt = __rdtsc() - t0;
+	st->eager_avg = st->eager_avg ? (7 * st->eager_avg + dt) / 8 : dt;
+	return rc;
+}

@@ -1,0 +1,118 @@
+/*
+ * Learned sequences: created from a window of a stream's history (operations
+ * and argument bytes copied out, the graph built), indexed by the hash of
+ * their first operation so that the hold logic can start one, and freed in
+ * one place when their handles may go away.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "engine/internal.h"
+#include "log.h"
+#include "stats.h"
+
+#define SEQS_PER_STREAM 256
+
+static unsigned next_seq_id;
+
+struct ag_seq *ag_seq_first(struct ag_stream *st, uint64_t hash)
+{
+	struct ag_seq *seq;
+	HASH_FIND_BYHASHVALUE(by_first, st->by_first, &hash, sizeof hash, ag_key_hash(hash), seq);
+	return seq;
+}
+
+/* Newest first, as the one most likely to match what the program does now. */
+static void index_first(struct ag_stream *st, struct ag_seq *seq)
+{
+	seq->first_hash = seq->ops[0].hash;
+	unsigned hv = ag_key_hash(seq->first_hash);
+	seq->same_first = ag_seq_first(st, seq->first_hash);
+	if (seq->same_first)
+		HASH_DELETE(by_first, st->by_first, seq->same_first);
+	HASH_ADD_BYHASHVALUE(by_first, st->by_first, first_hash, sizeof seq->first_hash, hv, seq);
+}
+
+static struct ag_seq *find_seq(struct ag_stream *st, uint64_t hash, unsigned *count)
+{
+	*count = 0;
+	for (struct ag_seq *s = st->seqs; s; s = s->next, ++*count)
+		if (s->hash == hash)
+			return s;
+	return NULL;
+}
+
+void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *why)
+{
+	uint64_t hash = 0;
+	size_t blob = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ag_op *op = &st->hist[(first + i) % AG_HIST];
+		hash = ag_mix(hash, op->hash);
+		blob += AG_ALIGN8(op->argbytes) + op->call.u.kern.nattrs * sizeof(CUlaunchAttribute);
+	}
+	unsigned count;
+	if (find_seq(st, hash, &count) || count >= SEQS_PER_STREAM)
+		return;
+	/* Arguments that change while held are kept in the arena until the sequence completes. */
+	if (blob > AG_ARENA / 4) {
+		ag_stats_add(AG_S_FB_UNSUPPORTED, 1);
+		return;
+	}
+	struct ag_seq *seq = calloc(1, sizeof *seq);
+	if (!seq)
+		return;
+	seq->ops = malloc(n * sizeof *seq->ops);
+	seq->blob = malloc(blob ? blob : 1);
+	if (!seq->ops || !seq->blob) {
+		free(seq->ops), free(seq->blob), free(seq);
+		return;
+	}
+	uint8_t *p = seq->blob;
+	for (uint32_t i = 0; i < n; i++) {
+		struct ag_op *op = &seq->ops[i];
+		*op = st->hist[(first + i) % AG_HIST];
+		memcpy(p, op->args, op->argbytes);
+		op->args = p;
+		p += AG_ALIGN8(op->argbytes);
+		if (op->call.kind == AG_OP_KERNEL && op->call.u.kern.nattrs) {
+			size_t a = op->call.u.kern.nattrs * sizeof(CUlaunchAttribute);
+			memcpy(p, op->call.u.kern.attrs, a);
+			op->call.u.kern.attrs = (const CUlaunchAttribute *)p;
+			p += a;
+		}
+	}
+	seq->n = n;
+	seq->hash = hash;
+	seq->id = __atomic_add_fetch(&next_seq_id, 1, __ATOMIC_RELAXED);
+	ag_policy_learned(st, seq);
+	ag_stats_add(AG_S_SEQUENCES, 1);
+	if (!ag_graph_build(seq, st->ctx)) {
+		seq->broken = 1;
+		ag_stats_add(AG_S_FB_BUILD, 1);
+		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u (%u ops, %s): graph build failed; stays eager",
+		       (void *)st->handle, seq->id, n, why);
+	} else {
+		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u (%u ops, %s): graph built",
+		       (void *)st->handle, seq->id, n, why);
+	}
+	seq->next = st->seqs;
+	st->seqs = seq;
+	index_first(st, seq);
+}
+
+/* Every sequence of the stream, graphs and all; detection starts over. */
+void ag_seq_forget_all(struct ag_stream *st)
+{
+	for (struct ag_seq *s = st->seqs, *next; s; s = next) {
+		next = s->next;
+		ag_graph_destroy(s);
+		free(s->ops);
+		free(s->blob);
+		free(s);
+	}
+	HASH_CLEAR(by_first, st->by_first);
+	st->seqs = NULL;
+	ag_detect_reset(st);
+}

@@ -1,0 +1,92 @@
+/* Unit tests of the kernel table (src/engine/kernels.c) against fake parameter-info and
+ * name queries: the layout of a CUfunction and of a CUkernel (cuFuncGetParamInfo refuses
+ * a CUkernel), padding, a handle without parameter info, one entry per handle, the launch
+ * ranking, AUTOGRAPH_EXCLUDE, and forgetting every handle. */
+#include <stdlib.h>
+
+#include "config.h"
+#include "driver/real.h"
+#include "engine/kernels.h"
+#include "unit.h"
+
+#define FUNC ((CUfunction)0x100)    /* (u64, u32, u32): dense, 16 bytes */
+#define PADDED ((CUfunction)0x200)  /* (u32, u64): 4 bytes of padding */
+#define KERNEL ((CUfunction)0x300)  /* a CUkernel with (u64) */
+#define OPAQUE ((CUfunction)0x400)  /* parameter info not available */
+
+static CUresult func_param_info(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+    static const size_t foff[] = {0, 8, 12}, fsize[] = {8, 4, 4}, poff[] = {0, 8}, psize[] = {4, 8};
+    if (f == KERNEL)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (f == OPAQUE)
+        return CUDA_ERROR_NOT_SUPPORTED;
+    size_t n = f == FUNC ? 3 : 2;
+    if (i >= n)
+        return CUDA_ERROR_INVALID_VALUE;
+    *off = f == FUNC ? foff[i] : poff[i];
+    *size = f == FUNC ? fsize[i] : psize[i];
+    return CUDA_SUCCESS;
+}
+
+static CUresult kernel_param_info(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+    if ((CUfunction)k != KERNEL || i >= 1)
+        return CUDA_ERROR_INVALID_VALUE;
+    *off = 0, *size = 8;
+    return CUDA_SUCCESS;
+}
+
+static CUresult func_name(const char **name, CUfunction f)
+{
+    *name = f == FUNC ? "_Z4axpyPfif" : f == PADDED ? "padded" : "opaque";
+    return CUDA_SUCCESS;
+}
+
+static CUresult kernel_name(const char **name, CUkernel k)
+{
+    (void)k;
+    *name = "a_kernel";
+    return CUDA_SUCCESS;
+}
+
+int main(void)
+{
+    setenv("AUTOGRAPH_EXCLUDE", "padded", 1);
+    ag_opt_load();
+    ag_real_fn[AG_FN_cuFuncGetParamInfo] = (void *)func_param_info;
+    ag_real_fn[AG_FN_cuKernelGetParamInfo] = (void *)kernel_param_info;
+    ag_real_fn[AG_FN_cuFuncGetName] = (void *)func_name;
+    ag_real_fn[AG_FN_cuKernelGetName] = (void *)kernel_name;
+
+    struct ag_kern *f = ag_kern_get(FUNC);
+    CHECK(f && f->layout_ok && f->nparams == 3 && f->argbytes == 16 && f->dense && !f->is_kernel,
+          "CUfunction layout");
+    CHECK(f && f->offset[2] == 12 && f->size[2] == 4, "offsets and sizes as the driver reports them");
+    CHECK(f && f->graphable, "not excluded");
+    CHECK(ag_kern_get(FUNC) == f, "one entry per handle");
+
+    struct ag_kern *p = ag_kern_get(PADDED);
+    CHECK(p && p->argbytes == 16 && !p->dense, "padding: 16 bytes, not dense");
+    CHECK(p && !p->graphable, "AUTOGRAPH_EXCLUDE=padded excludes it");
+
+    struct ag_kern *k = ag_kern_get(KERNEL);
+    CHECK(k && k->is_kernel && k->layout_ok && k->nparams == 1 && k->argbytes == 8,
+          "a CUkernel is asked through cuKernelGetParamInfo");
+
+    struct ag_kern *o = ag_kern_get(OPAQUE);
+    CHECK(o && !o->layout_ok, "no parameter info: arguments cannot be recorded");
+
+    CHECK(ag_kern_distinct() == 4, "four handles, got %zu", ag_kern_distinct());
+    f->launches = 5, k->launches = 9, p->launches = 1;
+    const struct ag_kern *top[2];
+    CHECK(ag_kern_top(top, 2) == 2 && top[0] == k && top[1] == f, "most launched first");
+
+    p->launches = 9;
+    CHECK(ag_kern_top(top, 2) == 2 && top[0] == k && top[1] == p, "ties ranked by name");
+
+    ag_kern_forget_all();
+    struct ag_kern *again = ag_kern_get(FUNC);
+    CHECK(again && again != f && again->launches == 0, "learned afresh after forgetting");
+    return unit_done();
+}
