@@ -8,11 +8,21 @@
 
 ENGINE_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_HOME)/include
 ENGINE_LDLIBS := -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
-ENGINE_TEST_BINS := $(BUILD)/progs/eng_loop $(BUILD)/fuzz/fuzz
+ENGINE_TEST_BINS := $(BUILD)/progs/eng_loop $(BUILD)/progs/holes $(BUILD)/progs/no_threads.so \
+	$(BUILD)/fuzz/fuzz
 
 $(BUILD)/progs/eng_loop: tests/progs/eng_loop.c
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
+
+# The programs of tests/holes.bats (issue 8), and a shim that makes pthread_create fail.
+$(BUILD)/progs/holes: tests/progs/holes.c
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
+
+$(BUILD)/progs/no_threads.so: tests/progs/no_threads.c
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -shared -fPIC -o $@ $<
 
 $(BUILD)/fuzz/fuzz: tests/fuzz/fuzz.c tests/kernels/ag_kernels.h
 	@mkdir -p $(@D)

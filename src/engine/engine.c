@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "config.h"
+#include "driver/real.h"
 #include "engine/engine.h"
 #include "engine/internal.h"
 #include "nvtx.h"
@@ -27,7 +28,7 @@ int ag_engine_is_off(void)
 /* Registered at the first hold, so it runs before exit handlers registered earlier (cudart's). */
 static void exit_flush(void)
 {
-	ag_order_flush_all(AG_FLUSH_BOUNDARY);
+	ag_order_flush_at_exit();
 	__atomic_store_n(&engine_off, 1, __ATOMIC_RELEASE);
 }
 
@@ -36,7 +37,6 @@ static void first_hold(void)
 	if (__atomic_exchange_n(&holds_began, 1, __ATOMIC_ACQ_REL))
 		return;
 	atexit(exit_flush);
-	ag_watchdog_start();
 }
 
 static void lock(struct ag_stream *st)
@@ -62,11 +62,17 @@ CUresult ag_engine_submit(const struct ag_call *c)
 		st = ag_stream_of(c->stream, c->per_thread, 1);
 		if (__atomic_load_n(&ag_hold_streams, __ATOMIC_ACQUIRE))
 			ag_order_others(st);
+		if (c->kind == AG_OP_EVENT)
+			ag_order_event_record(c);
 	}
 	if (st) {
 		lock(st);
 		if (ag_history_alloc(st)) {
 			CUresult rc = ag_hold_submit(st, c, unified_ok);
+			/* The hold counted itself (a full barrier) before this load: either the
+			 * capturing thread's flush sees it or this thread sees the capture. */
+			if (st->held_seq && __atomic_load_n(&capture_depth, __ATOMIC_SEQ_CST))
+				ag_hold_flush(st, AG_FLUSH_BOUNDARY);
 			int held = st->held_seq != NULL;
 			unlock(st);
 			if (held && !__atomic_load_n(&holds_began, __ATOMIC_RELAXED))
@@ -80,10 +86,22 @@ CUresult ag_engine_submit(const struct ag_call *c)
 	return ag_call_submit(c);
 }
 
+/*
+ * Counted before the call and taken back if it fails: counted after, a hold
+ * another thread started meanwhile would survive into the capture and later
+ * work on its stream would overtake it (issue 8, pattern 5). A hold that began
+ * just as the count rose is flushed by its own thread (ag_engine_submit).
+ */
+void ag_engine_capture_begin(void)
+{
+	__atomic_add_fetch(&capture_depth, 1, __ATOMIC_SEQ_CST);
+	ag_engine_barrier();
+}
+
 CUresult ag_engine_capture_began(CUresult rc)
 {
-	if (rc == CUDA_SUCCESS)
-		__atomic_add_fetch(&capture_depth, 1, __ATOMIC_ACQ_REL);
+	if (rc != CUDA_SUCCESS)
+		__atomic_sub_fetch(&capture_depth, 1, __ATOMIC_ACQ_REL);
 	return rc;
 }
 
@@ -109,11 +127,51 @@ static void forget_stream(struct ag_stream *st, void *arg)
 	ag_stream_unlock(st);
 }
 
+struct range {
+	uintptr_t lo, hi;
+};
+
+static void forget_touching(struct ag_stream *st, void *arg)
+{
+	const struct range *r = arg;
+	ag_stream_lock(st);
+	ag_hold_flush(st, AG_FLUSH_BOUNDARY);
+	ag_seq_forget_touching(st, r->lo, r->hi);
+	ag_stream_unlock(st);
+}
+
+void ag_engine_memory_gone(uintptr_t lo, uintptr_t hi)
+{
+	ag_engine_barrier();
+	struct range r = {lo, hi};
+	ag_stream_for_each(forget_touching, &r);
+}
+
+/* The allocation's extent, asked before it goes; unknown: every copy and memset. */
+void ag_engine_device_free(CUdeviceptr p)
+{
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	if (p && AG_REAL(cuMemGetAddressRange_v2)(&base, &size, p) == CUDA_SUCCESS)
+		ag_engine_memory_gone(base, base + size);
+	else
+		ag_engine_memory_gone(0, UINTPTR_MAX);
+}
+
 void ag_engine_forget_all(void)
 {
 	ag_history_boundary_all();
 	ag_stream_for_each(forget_stream, NULL);
 	ag_kern_forget_all();
+}
+
+/* A destroyed stream's state is freed: using the handle again is the program's error, and a
+ * program creating and destroying streams in a loop must not grow (issue 8, pattern 11). */
+static void free_stream(struct ag_stream *st)
+{
+	ag_seq_forget_all(st);
+	ag_history_free(st);
+	free(st);
 }
 
 void ag_engine_stream_destroyed(CUstream s)
@@ -125,6 +183,26 @@ void ag_engine_stream_destroyed(CUstream s)
 		return;
 	forget_stream(st, NULL);
 	ag_stream_remove(st);
+	free_stream(st);
+}
+
+/*
+ * A context goes away: its streams' states go with it, so that a new stream
+ * given a reused handle is learned afresh (its own flags and context), not
+ * taken for the dead one.
+ */
+void ag_engine_ctx_destroyed(CUcontext ctx)
+{
+	ag_engine_forget_all();
+	if (ag_engine_is_off() || !ctx)
+		return;
+	struct ag_stream *gone;
+	ag_stream_unlink_ctx(ctx, &gone);
+	while (gone) {
+		struct ag_stream *next = gone->next_all;
+		free_stream(gone);
+		gone = next;
+	}
 }
 
 void ag_engine_init(void)

@@ -20,19 +20,31 @@ void ag_engine_barrier(void);
 /* An operation on stream s that the engine does not record. */
 void ag_engine_stream_op(CUstream s, int per_thread);
 
+/* The program launches its own graph on stream s. */
+void ag_engine_graph_launch(CUstream s, int per_thread);
+
 /* A call that waits for stream s. */
 void ag_engine_sync_stream(CUstream s, int per_thread);
 
 /* After a waiting call: an error that eager submission of held work met is reported here. */
 CUresult ag_engine_sync_done(CUresult rc, CUstream s, int per_thread);
 
-/* The program's own stream capture starts or ends (given the call's status): the engine
- * stands aside meanwhile. Both return rc. */
+/* The program's own stream capture starts (before the call, then with its status) or ends
+ * (with the call's status): the engine stands aside meanwhile. The *_began/_ended calls
+ * return rc. */
+void ag_engine_capture_begin(void);
 CUresult ag_engine_capture_began(CUresult rc);
 CUresult ag_engine_capture_ended(CUresult rc);
 
+/* Memory goes away: held work first, then sequences that copy or set there are dropped. */
+void ag_engine_memory_gone(uintptr_t lo, uintptr_t hi);
+void ag_engine_device_free(CUdeviceptr p);
+
 /* Handles that recorded work may refer to are going away. */
 void ag_engine_forget_all(void);
+
+/* A context is destroyed (handles its work referred to go too). */
+void ag_engine_ctx_destroyed(CUcontext ctx);
 
 /* A stream is destroyed. */
 void ag_engine_stream_destroyed(CUstream s);
@@ -40,7 +52,7 @@ void ag_engine_stream_destroyed(CUstream s);
 /* Event flags (timing events cannot be graph nodes) and page-locked host ranges. */
 void ag_engine_event_created(CUevent ev, unsigned flags);
 void ag_engine_pinned_add(const void *p, size_t bytes);
-void ag_engine_pinned_remove(const void *p);
+size_t ag_engine_pinned_remove(const void *p); /* the range's size, 0 if none */
 int ag_engine_pinned(const void *p, size_t bytes);
 
 /* Process lifecycle (autograph.c). */

@@ -46,17 +46,20 @@ void ag_engine_pinned_add(const void *p, size_t bytes)
 	pthread_mutex_unlock(&range_lock);
 }
 
-void ag_engine_pinned_remove(const void *p)
+size_t ag_engine_pinned_remove(const void *p)
 {
+	size_t bytes = 0;
 	pthread_mutex_lock(&range_lock);
 	for (size_t i = 0; i < nranges; i++) {
 		if (ranges[i].start == (uintptr_t)p) {
+			bytes = ranges[i].end - ranges[i].start;
 			memmove(&ranges[i], &ranges[i + 1], (nranges - i - 1) * sizeof *ranges);
 			nranges--;
 			break;
 		}
 	}
 	pthread_mutex_unlock(&range_lock);
+	return bytes;
 }
 
 int ag_engine_pinned(const void *p, size_t bytes)

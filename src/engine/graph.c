@@ -45,12 +45,11 @@ static void kernel_params(const struct ag_op *op, const uint8_t *args, CUcontext
 	p->extra = extra;
 }
 
-/* Programmatic launch ordering only lets a kernel start early: dropping it is always safe. */
+/* Programmatic serialization only lets a kernel start early: dropping it is always safe. (The
+ * event-recording attributes are never on a node: op.c keeps such launches eager.) */
 static int droppable(CUlaunchAttributeID id)
 {
-	return id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION ||
-	       id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
-	       id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+	return id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
 }
 
 static CUresult add_node(const struct ag_op *op, CUgraph g, CUgraphNode *prev, CUcontext ctx,
@@ -126,6 +125,7 @@ static int instantiate(struct ag_seq *seq, struct ag_variant *v)
 	}
 	__atomic_add_fetch(&ag_graph_count, 1, __ATOMIC_RELAXED);
 	ag_stats_add(AG_S_GRAPHS_BUILT, 1);
+	seq->instantiations++;
 	return 1;
 }
 

@@ -35,6 +35,17 @@ int ag_history_alloc(struct ag_stream *st)
 	return 0;
 }
 
+void ag_history_free(struct ag_stream *st)
+{
+	/* The tables' entries live in the pools: clear the tables first. */
+	HASH_CLEAR(hh, st->lastpos_by_hash);
+	HASH_CLEAR(hh, st->counts_exact.by_hash);
+	HASH_CLEAR(hh, st->counts_shape.by_hash);
+	free(st->hist), free(st->arena), free(st->lastpos), free(st->held), free(st->dirty);
+	free(st->counts_exact.pool), free(st->counts_shape.pool);
+	st->hist = NULL;
+}
+
 uint8_t *ag_arena_alloc(struct ag_stream *st, size_t n, uint64_t *pos)
 {
 	n = AG_ALIGN8(n);

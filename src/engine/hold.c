@@ -26,6 +26,7 @@
 #include "stats.h"
 
 int ag_hold_streams;
+uint64_t ag_hold_begins;
 int ag_hold_errors;
 static int holding_legacy, holding_blocking;
 
@@ -66,7 +67,9 @@ static void hold_begin(struct ag_stream *st, struct ag_seq *seq)
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&st->holding, 1, __ATOMIC_RELEASE);
 	ag_history_gap(st); /* the history does not see held operations */
-	__atomic_add_fetch(&ag_hold_streams, 1, __ATOMIC_ACQ_REL);
+	__atomic_add_fetch(&ag_hold_streams, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&ag_hold_begins, ag_hold_begins + 1, __ATOMIC_RELAXED);
+	ag_watchdog_wake();
 	int *kind = order_counter(st);
 	if (kind)
 		__atomic_add_fetch(kind, 1, __ATOMIC_ACQ_REL);
@@ -121,9 +124,19 @@ void ag_hold_flush(struct ag_stream *st, enum ag_flush why)
 	AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: %u held ops submitted eagerly (%s)",
 	       (void *)st->handle, seq->id, st->held_n, flush_reason[why].text);
 	hold_end(st);
+	if (why == AG_FLUSH_TIMEOUT)
+		ag_policy_timed_out(st, seq);
 }
 
-static void complete(struct ag_stream *st)
+/*
+ * Launches the held run's graph; returns the status the completing call gets.
+ * A graph that cannot be launched for want of a variant is not the program's
+ * business: the run is resubmitted eagerly. A launch the driver refuses (a
+ * sticky error after a device fault, a context going away) is: eager
+ * submission would have met that error at one of these calls, so this call
+ * returns it, after the held work went to the driver (issue 8, pattern 9).
+ */
+static CUresult complete(struct ag_stream *st)
 {
 	struct ag_seq *seq = st->held_seq;
 	ag_nvtx_push("autograph: replay");
@@ -141,11 +154,12 @@ static void complete(struct ag_stream *st)
 	ag_nvtx_pop();
 	if (rc != CUDA_SUCCESS) {
 		ag_hold_flush(st, AG_FLUSH_LAUNCH_FAILED);
-		return;
+		return v ? rc : CUDA_SUCCESS;
 	}
 	ag_stats_add(AG_S_REPLAYS, 1);
 	ag_stats_add(AG_S_OPS_REPLAYED, seq->n);
 	hold_end(st);
+	return CUDA_SUCCESS;
 }
 
 static void diverge(struct ag_stream *st, enum ag_flush why)
@@ -155,8 +169,9 @@ static void diverge(struct ag_stream *st, enum ag_flush why)
 	ag_policy_diverged(st, seq);
 }
 
-/* The next operation of a held sequence: 1 if it was taken, 0 if the sequence diverged. */
-static int match(struct ag_stream *st, const struct ag_call *c)
+/* The next operation of a held sequence: 1 if it was taken (*rc its status), 0 if the
+ * sequence diverged. */
+static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
 {
 	struct ag_seq *seq = st->held_seq;
 	const struct ag_op *e = &seq->ops[st->held_n];
@@ -189,8 +204,7 @@ static int match(struct ag_stream *st, const struct ag_call *c)
 	/* The timer measures time without a new operation, not the length of the hold. */
 	__atomic_store_n(&st->hold_tick, __atomic_load_n(&ag_watchdog_tick, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
-	if (st->held_n == seq->n)
-		complete(st);
+	*rc = st->held_n == seq->n ? complete(st) : CUDA_SUCCESS;
 	return 1;
 }
 
@@ -212,9 +226,12 @@ struct ag_kern *ag_hold_kernel_of(const struct ag_call *c)
 	return k;
 }
 
-static int try_start(struct ag_stream *st, const struct ag_op *op, const struct ag_call *c)
+static int try_start(struct ag_stream *st, const struct ag_op *op, const struct ag_call *c,
+		     CUresult *rc)
 {
-	struct ag_seq *seq = op->nodeable ? ag_seq_first(st, op->hash) : NULL;
+	if (!op->nodeable || !__atomic_load_n(&ag_watchdog_running, __ATOMIC_RELAXED))
+		return 0;
+	struct ag_seq *seq = ag_seq_first(st, op->hash);
 	while (seq && !startable(st, seq, op, c))
 		seq = seq->same_first;
 	if (!seq)
@@ -223,14 +240,14 @@ static int try_start(struct ag_stream *st, const struct ag_op *op, const struct 
 	hold_begin(st, seq);
 	st->held[st->held_n++] = seq->ops[0].args;
 	st->run_hash = ag_mix(0, seq->ops[0].hash);
-	if (st->held_n == seq->n)
-		complete(st);
+	*rc = st->held_n == seq->n ? complete(st) : CUDA_SUCCESS;
 	return 1;
 }
 
 CUresult ag_hold_submit(struct ag_stream *st, const struct ag_call *c, int unified_ok)
 {
 	struct ag_kern *k = NULL;
+	CUresult rc;
 	if (st->held_seq) {
 		const struct ag_op *e = &st->held_seq->ops[st->held_n];
 		if (c->kind == AG_OP_KERNEL && e->call.kind == AG_OP_KERNEL &&
@@ -238,17 +255,17 @@ CUresult ag_hold_submit(struct ag_stream *st, const struct ag_call *c, int unifi
 			k = e->k;
 			__atomic_add_fetch(&k->launches, 1, __ATOMIC_RELAXED);
 		}
-		if (match(st, c))
-			return CUDA_SUCCESS;
+		if (match(st, c, &rc))
+			return rc;
 	}
 	if (c->kind == AG_OP_KERNEL && !k)
 		k = ag_hold_kernel_of(c);
 	struct ag_op *op = ag_history_next(st);
 	ag_op_describe(st, c, k, unified_ok, op);
 	op->epoch = ag_history_epoch_of(st);
-	if (try_start(st, op, c))
-		return CUDA_SUCCESS;
-	CUresult rc = ag_policy_submit_eager(st, c);
+	if (try_start(st, op, c, &rc))
+		return rc;
+	rc = ag_policy_submit_eager(st, c);
 	op->failed = rc != CUDA_SUCCESS;
 	ag_detect_commit(st);
 	return rc;

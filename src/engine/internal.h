@@ -90,6 +90,8 @@ struct ag_seq {
 	uint64_t eager_cycles, graph_cycles;
 	uint32_t timed;
 	uint32_t hold_starts, diverges; /* policy.c: runs started and diverged since judged */
+	uint32_t replays, instantiations; /* policy.c, graph.c: to see eviction thrash */
+	uint32_t timeouts;               /* policy.c: holds the timer had to flush */
 	uint64_t disabled_until;
 	uint32_t backoff;
 	uint8_t broken;      /* its graph could not be built: never tried again */
@@ -177,6 +179,8 @@ void ag_stream_for_each(void (*fn)(struct ag_stream *, void *), void *arg);
 int ag_stream_try_registry(void);
 void ag_stream_unlock_registry(void);
 void ag_stream_remove(struct ag_stream *st);
+/* Unlinks every state of ctx (its streams and legacy stream) into *out, linked by next_all. */
+void ag_stream_unlink_ctx(CUcontext ctx, struct ag_stream **out);
 extern __thread struct ag_stream *ag_stream_locked; /* the stream this thread has locked */
 /* Held work goes to the stream's context, whichever thread submits it. */
 CUcontext ag_stream_enter_ctx(const struct ag_stream *st);
@@ -212,9 +216,12 @@ int ag_engine_is_off(void);
 /* order.c */
 void ag_order_flush_all(enum ag_flush why);
 void ag_order_others(const struct ag_stream *st);
+void ag_order_flush_at_exit(void);
+void ag_order_event_record(const struct ag_call *c);
 
 /* hold.c */
 extern int ag_hold_streams; /* streams holding work now */
+extern uint64_t ag_hold_begins; /* holds begun, for the timer's idleness */
 extern int ag_hold_errors;  /* streams with an error kept for their next sync */
 int ag_hold_legacy(void);   /* legacy streams holding work */
 int ag_hold_blocking(void); /* blocking streams holding work */
@@ -229,6 +236,7 @@ uint64_t ag_policy_clock(void);
 void ag_policy_learned(struct ag_stream *st, struct ag_seq *seq);
 int ag_policy_allows(const struct ag_stream *st, const struct ag_seq *seq);
 void ag_policy_diverged(struct ag_stream *st, struct ag_seq *seq);
+void ag_policy_timed_out(struct ag_stream *st, struct ag_seq *seq);
 void ag_policy_graph_timed(struct ag_stream *st, struct ag_seq *seq, uint64_t cycles);
 CUresult ag_policy_submit_eager(struct ag_stream *st, const struct ag_call *c);
 
@@ -245,6 +253,7 @@ CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args);
 
 /* history.c */
 int ag_history_alloc(struct ag_stream *st);
+void ag_history_free(struct ag_stream *st);
 uint8_t *ag_arena_alloc(struct ag_stream *st, size_t n, uint64_t *pos);
 int ag_arena_alive(const struct ag_stream *st, const struct ag_op *op);
 /* The slot the next observed operation is described into, then committed (detect.c). */
@@ -265,6 +274,7 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 /* The newest sequence whose first operation has this hash; older ones follow same_first. */
 struct ag_seq *ag_seq_first(struct ag_stream *st, uint64_t hash);
 void ag_seq_forget_all(struct ag_stream *st);
+void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi);
 
 /* graph.c */
 int ag_graph_build(struct ag_seq *seq, CUcontext ctx);
@@ -278,6 +288,8 @@ int ag_engine_event_flags(CUevent ev, unsigned *flags);
 
 /* watchdog.c */
 extern uint64_t ag_watchdog_tick;
-void ag_watchdog_start(void);
+extern int ag_watchdog_running; /* holding is allowed only while the timer runs */
+int ag_watchdog_start(void);    /* 0 if the thread could not be created */
+void ag_watchdog_wake(void);    /* a hold began: the timer must tick */
 
 #endif

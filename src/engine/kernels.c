@@ -2,9 +2,11 @@
  * The kernel table: open addressing over a fixed array of entry pointers,
  * filled with compare-and-swap, never locked. An entry, once published, is
  * immutable but for its launch counter. Forgetting (after an unload, when the
- * driver may reuse a handle for another kernel) publishes a fresh table; old
- * tables stay on a chain, because a thread may still hold one of their
- * entries and because the exit report counts their launches too.
+ * driver may reuse a handle for another kernel) publishes a fresh table. The
+ * table it replaces stays, because a thread may still hold one of its entries
+ * and because the exit report counts their launches; the one before that is
+ * freed (no thread holds an entry across a whole unload and reload), so
+ * unloading modules in a loop costs no memory (issue 8, pattern 11).
  */
 #include "engine/kernels.h"
 
@@ -158,11 +160,30 @@ size_t ag_kern_top(const struct ag_kern **out, size_t max)
 	return n;
 }
 
+static void free_generation(struct generation *g)
+{
+	for (unsigned i = 0; i < CAPACITY; i++) {
+		struct ag_kern *k = g->slot[i];
+		if (k) {
+			free(k->offset);
+			free(k->size);
+			free(k);
+		}
+	}
+	if (g != &first)
+		free(g);
+}
+
 void ag_kern_forget_all(void)
 {
 	struct generation *g = calloc(1, sizeof *g);
 	if (!g)
 		return;
-	g->older = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	struct generation *prev = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+	g->older = prev;
 	__atomic_store_n(&current, g, __ATOMIC_RELEASE);
+	struct generation *oldest = prev->older;
+	prev->older = NULL;
+	if (oldest)
+		free_generation(oldest);
 }

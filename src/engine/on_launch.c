@@ -41,7 +41,8 @@ CUresult ag_on_cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsig
 static CUresult launch_ex(int per_thread, const CUlaunchConfig *cfg, CUfunction f, void **params,
 			  void **extra)
 {
-	if (!cfg)
+	/* Arguments the driver refuses are its to refuse: forwarded as they are, never read. */
+	if (!cfg || (cfg->numAttrs && !cfg->attrs))
 		return per_thread ? AG_REAL(cuLaunchKernelEx_ptsz)(cfg, f, params, extra)
 				  : AG_REAL(cuLaunchKernelEx)(cfg, f, params, extra);
 	return launch(AG_LAUNCH_EX, per_thread, f, cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,

@@ -179,16 +179,20 @@ CUresult ag_on_cuMemHostRegister_v2(void *p, size_t bytes, unsigned int flags)
 }
 
 /* Held copies may still read or write the buffer: submit them before it goes. */
+static void unpinned(void *p)
+{
+	size_t bytes = ag_engine_pinned_remove(p);
+	ag_engine_memory_gone((uintptr_t)p, (uintptr_t)p + (bytes ? bytes : 1));
+}
+
 CUresult ag_on_cuMemFreeHost(void *p)
 {
-	ag_engine_barrier();
-	ag_engine_pinned_remove(p);
+	unpinned(p);
 	return AG_REAL(cuMemFreeHost)(p);
 }
 
 CUresult ag_on_cuMemHostUnregister(void *p)
 {
-	ag_engine_barrier();
-	ag_engine_pinned_remove(p);
+	unpinned(p);
 	return AG_REAL(cuMemHostUnregister)(p);
 }

@@ -159,6 +159,8 @@ int ag_op_pack(struct ag_stream *st, const struct ag_call *c, const struct ag_ke
 		for (unsigned i = 0; i < k->nparams; i++) {
 			uint8_t *d = buf + k->offset[i];
 			const void *v = c->u.kern.params[i];
+			if (!v)
+				return 0; /* the driver refuses the launch: leave it to say so */
 			switch (k->size[i]) {
 			case 8: memcpy(d, v, 8); break;
 			case 4: memcpy(d, v, 4); break;
@@ -219,13 +221,49 @@ int ag_op_unified_copy_nodeable(const struct ag_call *c)
 }
 
 /* Whether the operation can be a graph node (and be held). */
+/*
+ * Whether a launch attribute can be a graph node's. An attribute that records
+ * an event (programmatic or launch-completion events) has an effect the
+ * program can observe, and a graph node set from it would not record it on
+ * each replay: such launches stay eager. So do attributes this build does not
+ * know: what they do, and which bytes of their value matter, is unknown.
+ */
+static int attr_nodeable(CUlaunchAttributeID id)
+{
+	switch (id) {
+	case CU_LAUNCH_ATTRIBUTE_IGNORE:
+	case CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW:
+	case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+	case CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY:
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+	case CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+	case CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION:
+	case CU_LAUNCH_ATTRIBUTE_PRIORITY:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN_MAP:
+	case CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int kernel_nodeable(const struct ag_call *c, const struct ag_kern *k)
+{
+	if (!k || !k->layout_ok || !k->graphable || c->u.kern.nattrs > AG_MAX_ATTRS ||
+	    (c->api == AG_LAUNCH_COOPERATIVE && k->nparams > AG_MAX_COOP_PARAMS))
+		return 0;
+	for (unsigned i = 0; i < c->u.kern.nattrs; i++)
+		if (!attr_nodeable(c->u.kern.attrs[i].id))
+			return 0;
+	return 1;
+}
+
 static int nodeable(const struct ag_call *c, const struct ag_kern *k, int unified_ok)
 {
 	unsigned flags;
 	switch (c->kind) {
 	case AG_OP_KERNEL:
-		return k && k->layout_ok && k->graphable && c->u.kern.nattrs <= AG_MAX_ATTRS &&
-		       (c->api != AG_LAUNCH_COOPERATIVE || k->nparams <= AG_MAX_COOP_PARAMS);
+		return kernel_nodeable(c, k);
 	case AG_OP_COPY:
 		if (c->api == AG_COPY_HTOD)
 			return ag_engine_pinned((const void *)c->u.copy.src, c->u.copy.bytes);
@@ -316,6 +354,8 @@ int ag_op_same_args(const struct ag_kern *k, const struct ag_call *c, const uint
 		const uint8_t *r = args + k->offset[i];
 		const void *v = c->u.kern.params[i];
 		uint64_t a = 0, b = 0;
+		if (!v)
+			return 0;
 		switch (k->size[i]) {
 		case 8: memcpy(&a, v, 8), memcpy(&b, r, 8); break;
 		case 4: memcpy(&a, v, 4), memcpy(&b, r, 4); break;

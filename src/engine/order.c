@@ -8,8 +8,13 @@
  * is observing. After a synchronizing call, an error that held work met when
  * it was flushed is handed back here.
  */
+#include <sched.h>
+#include <time.h>
+
 #include "engine/engine.h"
 #include "engine/internal.h"
+
+#define EXIT_WAIT_NS 200000000L /* how long exit waits for another thread's stream lock */
 
 struct flush_filter {
 	const struct ag_stream *except;
@@ -27,6 +32,71 @@ static void flush_matching(struct ag_stream *st, void *arg)
 	ag_stream_lock(st);
 	ag_hold_flush(st, f->why);
 	ag_stream_unlock(st);
+}
+
+/*
+ * At exit, a stream's lock may be held by this very thread (exit() from a
+ * signal handler that interrupted the engine) or by a thread that will never
+ * run again: waiting would hang the exit (issue 8, pattern 7). Such a stream
+ * is waited for a bounded time, then left; its held work is lost as it would
+ * be if the program had exited inside the driver.
+ */
+static int lock_for_exit(struct ag_stream *st)
+{
+	if (st == ag_stream_locked)
+		return 0;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!ag_stream_trylock(st)) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000000000L + (t.tv_nsec - t0.tv_nsec) > EXIT_WAIT_NS)
+			return 0;
+		sched_yield();
+	}
+	return 1;
+}
+
+void ag_order_flush_at_exit(void)
+{
+	if (!__atomic_load_n(&ag_hold_streams, __ATOMIC_ACQUIRE) || !ag_stream_try_registry())
+		return;
+	for (struct ag_stream *st = ag_stream_all(); st; st = st->next_all) {
+		if (!__atomic_load_n(&st->holding, __ATOMIC_ACQUIRE) || !lock_for_exit(st))
+			continue;
+		ag_hold_flush(st, AG_FLUSH_BOUNDARY);
+		ag_stream_unlock(st);
+	}
+	ag_stream_unlock_registry();
+}
+
+/* Held records of ev on other streams go first: one event's records never change order. */
+static void flush_records_of(struct ag_stream *st, void *arg)
+{
+	const struct ag_call *c = arg;
+	if (!__atomic_load_n(&st->holding, __ATOMIC_ACQUIRE) || st->handle == c->stream)
+		return;
+	ag_stream_lock(st);
+	for (uint32_t i = 0; st->held_seq && i < st->held_n; i++) {
+		const struct ag_call *h = &st->held_seq->ops[i].call;
+		if (h->kind == AG_OP_EVENT && h->u.event.ev == c->u.event.ev) {
+			ag_hold_flush(st, AG_FLUSH_BOUNDARY);
+			break;
+		}
+	}
+	ag_stream_unlock(st);
+}
+
+void ag_order_event_record(const struct ag_call *c)
+{
+	if (__atomic_load_n(&ag_hold_streams, __ATOMIC_ACQUIRE))
+		ag_stream_for_each(flush_records_of, (void *)c);
+}
+
+/* The program's own graph may wait on events that held work on any stream records. */
+void ag_engine_graph_launch(CUstream s, int per_thread)
+{
+	ag_order_flush_all(AG_FLUSH_BOUNDARY);
+	ag_engine_stream_op(s, per_thread);
 }
 
 void ag_order_flush_all(enum ag_flush why)

@@ -19,6 +19,8 @@
 #define NOT_FASTER_SAMPLES 8      /* graph launches timed per sequence */
 #define NOT_FASTER_MARGIN 2       /* a graph launch may cost this many times the eager estimate */
 #define EAGER_SAMPLE_MASK 15u     /* one eager submission in 16 is timed */
+#define EVICTION_REPLAYS 16       /* replays before instantiations per replay are judged */
+#define TIMEOUTS_TOLERATED 1      /* timer flushes of one sequence before it is set aside */
 
 uint64_t ag_policy_clock(void)
 {
@@ -36,24 +38,48 @@ int ag_policy_allows(const struct ag_stream *st, const struct ag_seq *seq)
 	return !seq->broken && !seq->slow && st->observed >= seq->disabled_until;
 }
 
-void ag_policy_diverged(struct ag_stream *st, struct ag_seq *seq)
+static void set_aside(struct ag_stream *st, struct ag_seq *seq, const char *why)
 {
-	seq->diverges++;
-	if (seq->hold_starts < THRASH_MIN_STARTS || 2 * seq->diverges <= seq->hold_starts)
-		return;
 	seq->disabled_until = st->observed + seq->backoff;
 	if (seq->backoff < BACKOFF_MAX)
 		seq->backoff *= 2;
-	seq->hold_starts = seq->diverges = 0;
+	seq->hold_starts = seq->diverges = seq->timeouts = 0;
 	ag_stats_add(AG_S_FB_THRASH, 1);
-	AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u changes on most runs; set aside for %u ops",
-	       (void *)st->handle, seq->id, seq->backoff / 2);
+	AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u %s; set aside for %u ops", (void *)st->handle,
+	       seq->id, why, seq->backoff / 2);
+}
+
+void ag_policy_diverged(struct ag_stream *st, struct ag_seq *seq)
+{
+	seq->diverges++;
+	if (seq->hold_starts >= THRASH_MIN_STARTS && 2 * seq->diverges > seq->hold_starts)
+		set_aside(st, seq, "changes on most runs");
+}
+
+/*
+ * The program waited on the host for work the sequence held (a host function
+ * signalling a flag it spins on): every run would cost AUTOGRAPH_FLUSH_US.
+ * Set aside like a thrashing sequence, so the cost is paid rarely, not always.
+ */
+void ag_policy_timed_out(struct ag_stream *st, struct ag_seq *seq)
+{
+	if (++seq->timeouts > TIMEOUTS_TOLERATED)
+		set_aside(st, seq, "made the program wait for the AUTOGRAPH_FLUSH_US timer");
 }
 
 /* The cheapest of the first few graph launches against the eager estimate, with a margin: a
  * preempted measurement must not condemn a graph that pays. */
 void ag_policy_graph_timed(struct ag_stream *st, struct ag_seq *seq, uint64_t cycles)
 {
+	/* More live executables than AUTOGRAPH_MAX_GRAPHS: each replay instantiates again. */
+	if (++seq->replays >= EVICTION_REPLAYS && 2 * seq->instantiations > seq->replays) {
+		seq->slow = 1;
+		ag_stats_add(AG_S_FB_NOT_FASTER, 1);
+		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: instantiated on most replays "
+		       "(more live graphs than AUTOGRAPH_MAX_GRAPHS); no longer graphed",
+		       (void *)st->handle, seq->id);
+		return;
+	}
 	if (seq->timed >= NOT_FASTER_SAMPLES)
 		return;
 	seq->graph_cycles = seq->timed && seq->graph_cycles < cycles ? seq->graph_cycles : cycles;

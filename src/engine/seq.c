@@ -88,6 +88,11 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 	seq->id = __atomic_add_fetch(&next_seq_id, 1, __ATOMIC_RELAXED);
 	ag_policy_learned(st, seq);
 	ag_stats_add(AG_S_SEQUENCES, 1);
+	/* The timer must run before anything is held; without it nothing will be. */
+	static int warned;
+	if (!ag_watchdog_start() && !__atomic_exchange_n(&warned, 1, __ATOMIC_RELAXED))
+		AG_LOG(AG_LOG_WARN, "the AUTOGRAPH_FLUSH_US timer thread could not be started; "
+		       "nothing is graphed");
 	if (!ag_graph_build(seq, st->ctx)) {
 		seq->broken = 1;
 		ag_stats_add(AG_S_FB_BUILD, 1);
@@ -102,17 +107,77 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 	index_first(st, seq);
 }
 
+static void free_seq(struct ag_seq *s)
+{
+	ag_graph_destroy(s);
+	free(s->ops);
+	free(s->blob);
+	free(s);
+}
+
 /* Every sequence of the stream, graphs and all; detection starts over. */
 void ag_seq_forget_all(struct ag_stream *st)
 {
 	for (struct ag_seq *s = st->seqs, *next; s; s = next) {
 		next = s->next;
-		ag_graph_destroy(s);
-		free(s->ops);
-		free(s->blob);
-		free(s);
+		free_seq(s);
 	}
 	HASH_CLEAR(by_first, st->by_first);
 	st->seqs = NULL;
 	ag_detect_reset(st);
+}
+
+/* The bytes a copy or memset touches, on either side, overlap [lo, hi). */
+static int op_touches(const struct ag_op *op, uintptr_t lo, uintptr_t hi)
+{
+	const struct ag_call *c = &op->call;
+	if (c->kind == AG_OP_COPY) {
+		uintptr_t n = c->u.copy.bytes;
+		return (c->u.copy.src < hi && c->u.copy.src + n > lo) ||
+		       (c->u.copy.dst < hi && c->u.copy.dst + n > lo);
+	}
+	if (c->kind == AG_OP_MEMSET) {
+		uintptr_t end = c->u.set.dst + (c->u.set.height > 1 ? c->u.set.pitch * (c->u.set.height - 1) : 0) +
+				c->u.set.width * c->u.set.elem;
+		return c->u.set.dst < hi && end > lo;
+	}
+	return 0;
+}
+
+/* Oldest first, so that each chain of sequences sharing a first operation is newest first. */
+static void index_all(struct ag_stream *st, struct ag_seq *s)
+{
+	if (!s)
+		return;
+	index_all(st, s->next);
+	index_first(st, s);
+}
+
+/*
+ * Memory [lo, hi) goes away (a device free, host memory unregistered or
+ * freed). The driver checks a copy's or memset's addresses when it is called,
+ * and a later allocation may reuse the addresses: a sequence that copies or
+ * sets there must never match again (issue 8, patterns 1 and 10). The caller
+ * has flushed the stream.
+ */
+void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi)
+{
+	int dropped = 0;
+	for (struct ag_seq **p = &st->seqs; *p;) {
+		struct ag_seq *s = *p;
+		int hit = 0;
+		for (uint32_t i = 0; i < s->n && !hit; i++)
+			hit = op_touches(&s->ops[i], lo, hi);
+		if (!hit) {
+			p = &s->next;
+			continue;
+		}
+		*p = s->next;
+		free_seq(s);
+		dropped = 1;
+	}
+	if (!dropped)
+		return;
+	HASH_CLEAR(by_first, st->by_first);
+	index_all(st, st->seqs);
 }

@@ -134,6 +134,25 @@ void ag_stream_leave_ctx(const struct ag_stream *st, CUcontext saved)
 		AG_REAL(cuCtxSetCurrent)(saved);
 }
 
+void ag_stream_unlink_ctx(CUcontext ctx, struct ag_stream **out)
+{
+	*out = NULL;
+	pthread_mutex_lock(&registry);
+	for (struct ag_stream **p = &all; *p;) {
+		struct ag_stream *st = *p;
+		if (st->ctx != ctx) {
+			p = &st->next_all;
+			continue;
+		}
+		*p = st->next_all;
+		HASH_DEL(by_key, st);
+		st->next_all = *out;
+		*out = st;
+	}
+	__atomic_add_fetch(&generation, 1, __ATOMIC_ACQ_REL);
+	pthread_mutex_unlock(&registry);
+}
+
 void ag_stream_lock_wait(struct ag_stream *st)
 {
 	for (unsigned spins = 0;; spins++) {

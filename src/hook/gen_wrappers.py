@@ -68,6 +68,12 @@ def body(name, cls, action, names):
         sys.exit(f"{name}: action {action} names no parameter of it")
     if kind == "stream":
         return f"ag_engine_stream_op({param}, {per_thread});\n\treturn {real};"
+    if kind == "graph-launch":
+        return f"ag_engine_graph_launch({param}, {per_thread});\n\treturn {real};"
+    if kind == "free":
+        return f"ag_engine_device_free({param});\n\treturn {real};"
+    if kind == "ctx-destroy":
+        return f"ag_engine_ctx_destroyed({param});\n\treturn {real};"
     if kind == "sync-stream":
         return (f"ag_engine_sync_stream({param}, {per_thread});\n"
                 f"\treturn ag_engine_sync_done({real}, {param}, {per_thread});")
@@ -80,7 +86,7 @@ def body(name, cls, action, names):
     if kind == "forget":
         return f"ag_engine_forget_all();\n\treturn {real};"
     if kind == "capture-begin":
-        return f"ag_engine_barrier();\n\treturn ag_engine_capture_began({real});"
+        return f"ag_engine_capture_begin();\n\treturn ag_engine_capture_began({real});"
     if kind == "capture-end":
         return f"return ag_engine_capture_ended({real});"
     sys.exit(f"{name}: unknown action {action}")
