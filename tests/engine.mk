@@ -6,7 +6,7 @@
 #
 #   make fuzz-long [FUZZ_SEEDS=5000] [FUZZ_FIRST=1]   many more fuzz seeds than make test
 
-ENGINE_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_HOME)/include
+ENGINE_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_INCLUDE)
 ENGINE_LDLIBS := -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 ENGINE_TEST_BINS := $(BUILD)/progs/eng_loop $(BUILD)/fuzz/fuzz
 

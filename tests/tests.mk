@@ -16,7 +16,7 @@ BATS_FLAGS     ?=
 # Test programs: plain C against the driver API, no -D_GNU_SOURCE (the sources that
 # need it define it), every variant of cuda.h declared under its real symbol name.
 TEST_PROG_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D__CUDA_API_VERSION_INTERNAL \
-	-I$(CUDA_HOME)/include
+	-I$(CUDA_INCLUDE)
 TEST_PROG_DEPS := tests/progs/workload.c tests/progs/drv.h tests/kernels/ag_kernels.h
 TEST_PROGS := $(addprefix $(TEST_PROGS_DIR)/,drv_procaddr drv_dlsym drv_link)
 
@@ -38,7 +38,7 @@ $(TEST_PROGS_DIR)/drv_link: tests/progs/door_link.c $(TEST_PROG_DEPS)
 # Unit tests: each tests/unit/test_X.c is linked with the library sources it tests.
 # $(LIB) first, so that the generated headers in $(BUILD)/gen exist.
 TEST_UNIT_CFLAGS := -std=c11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-D__CUDA_API_VERSION_INTERNAL -Isrc -I$(BUILD)/gen -I$(CUDA_HOME)/include
+	-D__CUDA_API_VERSION_INTERNAL -Isrc -I$(BUILD)/gen -I$(CUDA_INCLUDE)
 TEST_UNITS := $(TEST_UNIT_DIR)/test_config
 
 $(TEST_UNIT_DIR)/test_config: tests/unit/test_config.c tests/unit/unit.h src/config.c src/log.c \

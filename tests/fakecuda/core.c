@@ -327,10 +327,13 @@ static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice d)
 }
 
 CUresult cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev) AG_FAKE_BODY(ctx_create(pctx, flags, dev))
+/* CUDA 12.5's form, with creation parameters; not built against older headers. */
+#if CUDA_VERSION >= 12050
 CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags, CUdevice dev)
     AG_FAKE_BODY(ctxCreateParams && (ctxCreateParams->execAffinityParams || ctxCreateParams->cigParams)
                      ? CUDA_ERROR_NOT_SUPPORTED
                      : ctx_create(pctx, flags, dev))
+#endif
 
 static CUresult ctx_destroy(CUcontext h)
 {
