@@ -35,6 +35,14 @@ $(TEST_PROGS_DIR)/drv_link: tests/progs/door_link.c $(TEST_PROG_DEPS)
 	$(CC) $(TEST_PROG_CFLAGS) -o $@ tests/progs/workload.c $< \
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 
+# Several devices from one process (tests/multidev.bats); plain cuda.h names, like the
+# engine's programs.
+$(TEST_PROGS_DIR)/multidev: tests/progs/multidev.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_INCLUDE) -o $@ $< \
+		-L$(CUDA_HOME)/lib64/stubs -lcuda
+test-bats: $(TEST_PROGS_DIR)/multidev
+
 # Unit tests: each tests/unit/test_X.c is linked with the library sources it tests.
 # $(LIB) first, so that the generated headers in $(BUILD)/gen exist.
 TEST_UNIT_CFLAGS := -std=c11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE \

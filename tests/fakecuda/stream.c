@@ -206,7 +206,7 @@ STREAM_GETTER(stream_id, unsigned long long, (unsigned long long)(s->index + 2))
 /* The stand-in follows the cuda.h it is built against: an entry point that header does
  * not declare (12.8's cuStreamGetDevice here) is not built, as an older driver lacks it. */
 #if CUDA_VERSION >= 12080
-STREAM_GETTER(stream_device, CUdevice, 0)
+STREAM_GETTER(stream_device, CUdevice, ag_fake_stream_device(s))
 #endif
 
 CUresult cuStreamGetFlags(CUstream h, unsigned int *flags) AG_FAKE_BODY(stream_flags(h, 0, flags))
@@ -509,6 +509,8 @@ static CUresult launch(const struct launch *l)
     memcpy(proto.grid, l->grid, sizeof proto.grid);
     memcpy(proto.block, l->block, sizeof proto.block);
     rc = ag_fake_pack_args(k, l->params, l->extra, proto.args);
+    if (rc == CUDA_SUCCESS)
+        rc = ag_fake_launch_check(s, c, k, proto.args);
     if (rc)
         return rc;
     if (s->cap)
