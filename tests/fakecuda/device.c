@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- devices ----------------------------------------------------------------------- */
 
@@ -32,11 +31,8 @@ static int device_count_now(void)
         if (*end == '\0' && n >= 1 && n <= AG_FAKE_MAX_DEVICES) {
             ndevices = (int)n;
         } else {
-            char msg[160];
-            int len = snprintf(msg, sizeof msg, "fakecuda: AG_FAKE_DEVICES=%s: expected an integer from 1 to %d; using 1\n",
-                               v, AG_FAKE_MAX_DEVICES);
-            if (len > 0 && write(2, msg, (size_t)len) < 0)
-                ndevices = 1;
+            fprintf(stderr, "fakecuda: AG_FAKE_DEVICES=%s: expected an integer from 1 to %d; using 1\n", v,
+                    AG_FAKE_MAX_DEVICES);
         }
     }
     return ndevices;
