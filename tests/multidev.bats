@@ -110,6 +110,16 @@ same_and_graphed() {
     same_and_graphed 3 --iters 30 --peer-access
 }
 
+@test "one thread per device, 4 devices, each stream kind and context kind: same results, every device graphed" {
+    run env AG_FAKE_DEVICES=4 "$MULTIDEV" --iters 30
+    assert_success
+    local one_thread="$output"
+    same_and_graphed 4 --iters 30 --threads
+    assert_equal "$output" "$one_thread"
+    same_and_graphed 4 --iters 30 --threads --stream legacy
+    same_and_graphed 4 --iters 30 --threads --ctx created --peer-access
+}
+
 # The tail of every device is held (it matches the start of a learned sequence) and
 # submitted by the program's cuCtxSynchronize in the last device's context: with a
 # created stream a submission from the wrong context fails with INVALID_HANDLE, on the

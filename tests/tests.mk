@@ -40,7 +40,7 @@ $(TEST_PROGS_DIR)/drv_link: tests/progs/door_link.c $(TEST_PROG_DEPS)
 $(TEST_PROGS_DIR)/multidev: tests/progs/multidev.c
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_INCLUDE) -o $@ $< \
-		-L$(CUDA_HOME)/lib64/stubs -lcuda
+		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 test-bats: $(TEST_PROGS_DIR)/multidev
 
 # Unit tests: each tests/unit/test_X.c is linked with the library sources it tests.

@@ -8,6 +8,8 @@
  * previous device's in[p^1] directly (--peer-access), then cuMemcpyPeerAsync of a into
  * the next device's in[p]. Each device's stream is synchronized at the end of the
  * iteration, so the buffers read in an iteration are never written in it.
+ * With --threads each device is driven by a thread of its own (the threads meet at a
+ * barrier after each iteration's synchronization instead).
  * --tail-held then launches the first half of one more iteration on every device and
  * calls cuCtxSynchronize from the last device's context before the final
  * synchronizations: work the library holds on one device is then submitted while another
@@ -19,7 +21,9 @@
  *   result: dev=D hash=HASH
  *   counts: launches=N peer_copies=N
  * Every call is checked: a failure prints the call and the error name and exits 2. */
+#define _POSIX_C_SOURCE 200809L /* pthread_barrier_t */
 #include <cuda.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,14 +40,15 @@ static const char usage[] =
     "  --stream created|legacy   a created stream per device, or each context's legacy stream\n"
     "  --peer-access         enable peer access between all devices; each iteration also\n"
     "                        reads the previous device's memory from a kernel\n"
+    "  --threads             one thread per device\n"
     "  --tail-held           half an iteration more on every device, then cuCtxSynchronize\n"
     "                        from the last device's context, then the final synchronizations\n"
     "  --probe               check the rules for several devices (needs 2 or more)\n";
 
 static struct {
     long iters, kernels, n;
-    int created_ctx, legacy, peer_access, tail_held, probe;
-} opt = {20, 6, 256, 0, 0, 0, 0, 0};
+    int created_ctx, legacy, peer_access, tail_held, probe, threads;
+} opt = {20, 6, 256, 0, 0, 0, 0, 0, 0};
 
 static const char *err_name(CUresult rc)
 {
@@ -94,10 +99,16 @@ static void parse(int argc, char **argv)
             opt.tail_held = 1;
         else if (!strcmp(a, "--probe"))
             opt.probe = 1;
+        else if (!strcmp(a, "--threads"))
+            opt.threads = 1;
         else {
             fprintf(stderr, usage, argv[0]);
             exit(2);
         }
+    }
+    if (opt.threads && opt.tail_held) {
+        fprintf(stderr, "--tail-held needs one thread\n");
+        exit(2);
     }
 }
 
@@ -197,7 +208,7 @@ static void setup(void)
 static void launch(struct dev *d, CUfunction f, void **args)
 {
     CHECK(cuLaunchKernel(f, (unsigned)((opt.n + 63) / 64), 1, 1, 64, 1, 1, 0, d->s, args, NULL));
-    launches++;
+    __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
 }
 
 /* Kernel j of iteration it on device i (see the top of the file). */
@@ -231,19 +242,47 @@ static void sync_device(struct dev *d)
         CHECK(cuCtxSynchronize());
 }
 
+/* Iteration it on device i, up to the peer copy to the next device. */
+static void device_iteration(int i, long it)
+{
+    struct dev *d = &devs[i], *next = &devs[(i + 1) % ndev];
+    CHECK(cuCtxSetCurrent(d->ctx));
+    for (long j = 0; j < opt.kernels; j++)
+        kernel(i, it, j);
+    CHECK(cuMemcpyPeerAsync(next->in[(int)(it & 1)], next->ctx, d->a, d->ctx, (size_t)opt.n * sizeof(float), d->s));
+    __atomic_add_fetch(&peer_copies, 1, __ATOMIC_RELAXED);
+}
+
+static pthread_barrier_t barrier;
+
+static void *device_thread(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    for (long it = 0; it < opt.iters; it++) {
+        device_iteration(i, it);
+        sync_device(&devs[i]);
+        pthread_barrier_wait(&barrier);
+    }
+    return NULL;
+}
+
 static void loop(void)
 {
-    size_t bytes = (size_t)opt.n * sizeof(float);
+    if (opt.threads) {
+        pthread_t t[MAX_DEV];
+        if (pthread_barrier_init(&barrier, NULL, (unsigned)ndev))
+            exit(2);
+        for (int i = 0; i < ndev; i++)
+            if (pthread_create(&t[i], NULL, device_thread, (void *)(intptr_t)i))
+                exit(2);
+        for (int i = 0; i < ndev; i++)
+            pthread_join(t[i], NULL);
+        pthread_barrier_destroy(&barrier);
+        return;
+    }
     for (long it = 0; it < opt.iters; it++) {
-        int p = (int)(it & 1);
-        for (int i = 0; i < ndev; i++) {
-            struct dev *d = &devs[i], *next = &devs[(i + 1) % ndev];
-            CHECK(cuCtxSetCurrent(d->ctx));
-            for (long j = 0; j < opt.kernels; j++)
-                kernel(i, it, j);
-            CHECK(cuMemcpyPeerAsync(next->in[p], next->ctx, d->a, d->ctx, bytes, d->s));
-            peer_copies++;
-        }
+        for (int i = 0; i < ndev; i++)
+            device_iteration(i, it);
         for (int i = 0; i < ndev; i++)
             sync_device(&devs[i]);
     }
