@@ -1,6 +1,6 @@
 # Engine tests: the scenario program (tests/progs/eng_loop.c) and the differential
 # fuzzer (tests/fuzz/fuzz.c), run by tests/engine_*.bats. Included by the top Makefile,
-# which defines BUILD, CUDA_HOME and CC (the programs use cuda.h's default
+# which defines BUILD, CUDA_HOME, CUDA_INCLUDE and CC (the programs use cuda.h's default
 # versioned names, not -D__CUDA_API_VERSION_INTERNAL); KERNELS_PTX, FAKECUDA_LIB
 # and LIB are only used in recipes.
 #

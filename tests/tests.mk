@@ -1,5 +1,5 @@
 # Test programs, unit tests and the test run; included by the top Makefile after LIB,
-# BUILD, CUDA_HOME and CC are defined. FAKECUDA_LIB and KERNELS_PTX come from
+# BUILD, CUDA_HOME, CUDA_INCLUDE and CC are defined. FAKECUDA_LIB and KERNELS_PTX come from
 # tests/fakecuda/fakecuda.mk, included after this file, so they are used here only in
 # recipes (expanded late) and reached as prerequisites through fakecuda-selftest.
 #

@@ -1,6 +1,6 @@
 # Build rules for the fakecuda CPU stand-in for libcuda (test infrastructure, never
 # installed) and for the test kernels' PTX. Included by the top Makefile, which defines
-# BUILD, CUDA_HOME and CC before including this file.
+# BUILD, CUDA_HOME, CUDA_INCLUDE and CC before including this file.
 
 FAKECUDA_DIR := tests/fakecuda
 FAKECUDA_LIB := $(BUILD)/fakecuda/libcuda.so.1
