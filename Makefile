@@ -3,6 +3,10 @@
 # `make demo` runs the tiny-kernel program eager, under autograph and graphed.
 
 CUDA_HOME ?= /usr/local/cuda
+# Headers (cuda.h, cudaProfiler.h, nvtx3/) may come from another CUDA version than the
+# toolkit, e.g. a 12.x set fetched by scripts/cuda-headers; nvcc and the stub libcuda
+# always come from CUDA_HOME.
+CUDA_INCLUDE ?= $(CUDA_HOME)/include
 NVCC      ?= $(CUDA_HOME)/bin/nvcc
 PYTHON    ?= python3
 BUILD     ?= build
@@ -11,7 +15,7 @@ VERSION   := 0.1.0
 
 LIB_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
 	-D_GNU_SOURCE -D__CUDA_API_VERSION_INTERNAL -DAG_VERSION=\"$(VERSION)\" \
-	-I$(CUDA_HOME)/include -Isrc -I$(BUILD)/gen
+	-I$(CUDA_INCLUDE) -Isrc -I$(BUILD)/gen
 LIB_LDFLAGS := -shared -Wl,--version-script=src/libautograph.map -Wl,-z,defs \
 	-Wl,-z,noexecstack -ldl -lpthread
 
@@ -29,12 +33,12 @@ lib: $(LIB)
 $(LIB): $(LIB_OBJ) src/libautograph.map
 	$(CC) -o $@ $(LIB_OBJ) $(LIB_LDFLAGS)
 
-# The generated wrappers follow the installed toolkit: cuda.h through the
+# The generated wrappers follow the headers in CUDA_INCLUDE: cuda.h through the
 # preprocessor with every variant declared, then the policy table.
-$(BUILD)/gen/cuda_pp.i: $(CUDA_HOME)/include/cuda.h $(CUDA_HOME)/include/cudaProfiler.h
+$(BUILD)/gen/cuda_pp.i: $(CUDA_INCLUDE)/cuda.h $(CUDA_INCLUDE)/cudaProfiler.h
 	@mkdir -p $(@D)
 	printf '#include <cuda.h>\n#include <cudaProfiler.h>\n' | \
-		$(CC) -E -P -D__CUDA_API_VERSION_INTERNAL -I$(CUDA_HOME)/include -x c - -o $@
+		$(CC) -E -P -D__CUDA_API_VERSION_INTERNAL -I$(CUDA_INCLUDE) -x c - -o $@
 
 $(GEN) &: $(BUILD)/gen/cuda_pp.i src/hook/gen_wrappers.py src/hook/classes.txt
 	$(PYTHON) src/hook/gen_wrappers.py $< src/hook/classes.txt $(BUILD)/gen

@@ -1,12 +1,12 @@
 # Engine tests: the scenario program (tests/progs/eng_loop.c) and the differential
 # fuzzer (tests/fuzz/fuzz.c), run by tests/engine_*.bats. Included by the top Makefile,
-# which defines BUILD, CUDA_HOME and CC (the programs use cuda.h's default
+# which defines BUILD, CUDA_HOME, CUDA_INCLUDE and CC (the programs use cuda.h's default
 # versioned names, not -D__CUDA_API_VERSION_INTERNAL); KERNELS_PTX, FAKECUDA_LIB
 # and LIB are only used in recipes.
 #
 #   make fuzz-long [FUZZ_SEEDS=5000] [FUZZ_FIRST=1]   many more fuzz seeds than make test
 
-ENGINE_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_HOME)/include
+ENGINE_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_INCLUDE)
 ENGINE_LDLIBS := -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 ENGINE_TEST_BINS := $(BUILD)/progs/eng_loop $(BUILD)/progs/holes $(BUILD)/progs/no_threads.so \
 	$(BUILD)/fuzz/fuzz

@@ -1,5 +1,5 @@
 # Test programs, unit tests and the test run; included by the top Makefile after LIB,
-# BUILD, CUDA_HOME and CC are defined. FAKECUDA_LIB and KERNELS_PTX come from
+# BUILD, CUDA_HOME, CUDA_INCLUDE and CC are defined. FAKECUDA_LIB and KERNELS_PTX come from
 # tests/fakecuda/fakecuda.mk, included after this file, so they are used here only in
 # recipes (expanded late) and reached as prerequisites through fakecuda-selftest.
 #
@@ -16,7 +16,7 @@ BATS_FLAGS     ?=
 # Test programs: plain C against the driver API, no -D_GNU_SOURCE (the sources that
 # need it define it), every variant of cuda.h declared under its real symbol name.
 TEST_PROG_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D__CUDA_API_VERSION_INTERNAL \
-	-I$(CUDA_HOME)/include
+	-I$(CUDA_INCLUDE)
 TEST_PROG_DEPS := tests/progs/workload.c tests/progs/drv.h tests/kernels/ag_kernels.h
 TEST_PROGS := $(addprefix $(TEST_PROGS_DIR)/,drv_procaddr drv_dlsym drv_link)
 
@@ -35,10 +35,18 @@ $(TEST_PROGS_DIR)/drv_link: tests/progs/door_link.c $(TEST_PROG_DEPS)
 	$(CC) $(TEST_PROG_CFLAGS) -o $@ tests/progs/workload.c $< \
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 
+# Several devices from one process (tests/multidev.bats); plain cuda.h names, like the
+# engine's programs.
+$(TEST_PROGS_DIR)/multidev: tests/progs/multidev.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_INCLUDE) -o $@ $< \
+		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
+test-bats: $(TEST_PROGS_DIR)/multidev
+
 # Unit tests: each tests/unit/test_X.c is linked with the library sources it tests.
 # $(LIB) first, so that the generated headers in $(BUILD)/gen exist.
 TEST_UNIT_CFLAGS := -std=c11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-D__CUDA_API_VERSION_INTERNAL -Isrc -I$(BUILD)/gen -I$(CUDA_HOME)/include
+	-D__CUDA_API_VERSION_INTERNAL -Isrc -I$(BUILD)/gen -I$(CUDA_INCLUDE)
 TEST_UNITS := $(TEST_UNIT_DIR)/test_config $(addprefix $(TEST_UNIT_DIR)/,test_op test_history \
 	test_detect test_kernels test_facts)
 

@@ -12,7 +12,7 @@ MANPAGE  := docs/autograph.1
 
 LAUNCHER_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-D__CUDA_API_VERSION_INTERNAL -DAG_VERSION=\"$(VERSION)\" \
-	-Isrc -I$(BUILD)/gen -I$(CUDA_HOME)/include
+	-Isrc -I$(BUILD)/gen -I$(CUDA_INCLUDE)
 LAUNCHER_SRC := src/launcher/autograph.c src/config.c src/log.c
 
 $(LAUNCHER): $(LAUNCHER_SRC) src/config.h src/log.h src/options.def src/launcher/launcher.mk $(LIB)

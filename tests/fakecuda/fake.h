@@ -58,15 +58,28 @@ void ag_fake_trace_start(const char *symbol);
 void ag_fake_trace_field(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void ag_fake_trace_finish(CUresult rc);
 
-/* ---- contexts (core.c) ------------------------------------------------------------ */
+/* ---- devices and contexts (device.c) ----------------------------------------------- */
+#define AG_FAKE_MAX_DEVICES 16
 struct ag_fake_ctx {
     unsigned magic;
     int primary;
     unsigned flags;
     unsigned long long id;
+    CUdevice device;
+    unsigned peers; /* bit d: peer access to device d's memory enabled */
 };
 CUresult ag_fake_current_ctx(struct ag_fake_ctx **out);
 CUresult ag_fake_check_ctx(CUcontext h, struct ag_fake_ctx **out);
+int ag_fake_ctx_alive(const struct ag_fake_ctx *c);
+/* The device of s's context (the current one for the legacy and per-thread streams), or
+ * -1 when there is none. */
+struct ag_fake_stream;
+int ag_fake_stream_device(const struct ag_fake_stream *s);
+/* What the driver refuses of a launch into stream s from context cur: a stream of another
+ * context, arguments pointing at another device's memory without peer access. */
+struct ag_fake_kdef;
+CUresult ag_fake_launch_check(const struct ag_fake_stream *s, const struct ag_fake_ctx *cur,
+                              const struct ag_fake_kdef *k, const unsigned char *args);
 
 /* ---- kernels (kernels.c) ---------------------------------------------------------- */
 struct ag_fake_kdef {
@@ -91,6 +104,8 @@ CUresult ag_fake_kernel_only(CUkernel k, const struct ag_fake_kdef **out);
 CUresult ag_fake_pack_args(const struct ag_fake_kdef *k, void **params, void **extra, unsigned char *args);
 
 /* ---- memory (memory.c) ------------------------------------------------------------ */
+/* The context that allocated the device memory p points into, or NULL. */
+const struct ag_fake_ctx *ag_fake_device_memory_ctx(CUdeviceptr p);
 /* Validates c, and performs it when execute is set. */
 CUresult ag_fake_copy3d(const CUDA_MEMCPY3D *c, int execute);
 CUresult ag_fake_memset_check(const CUDA_MEMSET_NODE_PARAMS *p);

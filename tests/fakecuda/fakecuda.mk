@@ -1,14 +1,14 @@
 # Build rules for the fakecuda CPU stand-in for libcuda (test infrastructure, never
 # installed) and for the test kernels' PTX. Included by the top Makefile, which defines
-# BUILD, CUDA_HOME and CC before including this file.
+# BUILD, CUDA_HOME, CUDA_INCLUDE and CC before including this file.
 
 FAKECUDA_DIR := tests/fakecuda
 FAKECUDA_LIB := $(BUILD)/fakecuda/libcuda.so.1
-FAKECUDA_SRCS := $(addprefix $(FAKECUDA_DIR)/,core.c trace.c kernels.c module.c memory.c stream.c graph.c procaddr.c)
+FAKECUDA_SRCS := $(addprefix $(FAKECUDA_DIR)/,core.c device.c trace.c kernels.c module.c memory.c stream.c graph.c procaddr.c)
 FAKECUDA_OBJS := $(patsubst $(FAKECUDA_DIR)/%.c,$(BUILD)/fakecuda/%.o,$(FAKECUDA_SRCS))
 FAKECUDA_HDRS := $(FAKECUDA_DIR)/fake.h tests/kernels/ag_kernels.h
 FAKECUDA_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC \
-	-D__CUDA_API_VERSION_INTERNAL -I$(CUDA_HOME)/include
+	-D__CUDA_API_VERSION_INTERNAL -I$(CUDA_INCLUDE)
 FAKECUDA_SELFTEST := $(BUILD)/fakecuda/selftest
 KERNELS_PTX := $(BUILD)/kernels.ptx
 
@@ -28,7 +28,7 @@ $(KERNELS_PTX): tests/kernels/kernels.cu tests/kernels/ag_kernels.h
 	$(CUDA_HOME)/bin/nvcc -ptx -arch=compute_90 tests/kernels/kernels.cu -o $@
 
 $(FAKECUDA_SELFTEST): $(FAKECUDA_DIR)/selftest.c tests/kernels/ag_kernels.h $(FAKECUDA_LIB)
-	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_HOME)/include $< -o $@ \
+	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_INCLUDE) $< -o $@ \
 		-L$(BUILD)/fakecuda -Wl,-rpath,$(abspath $(BUILD)/fakecuda) -lcuda -lpthread
 
 # Runs the self-test, then checks that every exported symbol is a real libcuda symbol

@@ -573,7 +573,7 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, int ptsz)
     rc = ag_fake_stream(hs, ptsz, &s);
     if (rc)
         return rc;
-    ag_fake_trace_field("stream=%s", ag_fake_stream_label(s));
+    ag_fake_trace_field("stream=%s dev=%d", ag_fake_stream_label(s), ag_fake_stream_device(s));
     if (!ag_fake_capturing(s)) {
         exec_run(e);
         return CUDA_SUCCESS;

@@ -34,6 +34,12 @@ static struct range *find(uintptr_t p)
     return NULL;
 }
 
+const struct ag_fake_ctx *ag_fake_device_memory_ctx(CUdeviceptr p)
+{
+    const struct range *r = find((uintptr_t)p);
+    return r && r->type == CU_MEMORYTYPE_DEVICE ? r->ctx : NULL;
+}
+
 static int overlaps(uintptr_t p, size_t n)
 {
     for (size_t i = 0; i < nranges; i++)
@@ -260,7 +266,7 @@ static CUresult attribute(void *data, CUpointer_attribute a, const struct range 
         *(unsigned long long *)data = r ? r->id : 0;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-        *(int *)data = r ? 0 : -2;
+        *(int *)data = r ? (int)r->ctx->device : -2;
         return CUDA_SUCCESS;
     case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
         *(CUdeviceptr *)data = r ? r->base : 0;
@@ -460,7 +466,8 @@ CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 CUresult cuMemcpyAsync_ptsz(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
     AG_FAKE_BODY(copy1d(U, DP(dst), U, DP(src), n, s, 1, 1))
 
-/* One device: peer copies are plain copies once both contexts are checked. */
+/* Every device's memory is host memory: a peer copy is a plain copy once both contexts
+ * are checked (the driver needs no peer access for it either). */
 static CUresult copy_peer(CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n, CUstream h,
                           int per_thread, int async)
 {

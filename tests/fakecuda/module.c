@@ -368,6 +368,8 @@ static CUresult kernel_get_function(CUfunction *out, CUkernel h)
 
 CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel) AG_FAKE_BODY(kernel_get_function(pFunc, kernel))
 
+/* cuKernelGetLibrary is a CUDA 12.5 entry point: not built against older headers. */
+#if CUDA_VERSION >= 12050
 static CUresult kernel_get_library(CUlibrary *out, CUkernel h)
 {
     struct kern *k;
@@ -380,6 +382,7 @@ static CUresult kernel_get_library(CUlibrary *out, CUkernel h)
 }
 
 CUresult cuKernelGetLibrary(CUlibrary *pLib, CUkernel kernel) AG_FAKE_BODY(kernel_get_library(pLib, kernel))
+#endif
 
 static CUresult func_get_module(CUmodule *out, CUfunction h)
 {

@@ -17,8 +17,18 @@ static const struct {
     void *fn;
 } table[] = {
     FN(cuCtxCreate_v2),
+#if CUDA_VERSION >= 12050 /* entries the building cuda.h declares */
     FN(cuCtxCreate_v4),
+    FN(cuKernelGetLibrary),
+#endif
+#if CUDA_VERSION >= 12080
+    FN(cuEventElapsedTime_v2),
+    FN(cuStreamGetDevice),
+    FN(cuStreamGetDevice_ptsz),
+#endif
     FN(cuCtxDestroy_v2),
+    FN(cuCtxDisablePeerAccess),
+    FN(cuCtxEnablePeerAccess),
     FN(cuCtxGetApiVersion),
     FN(cuCtxGetCurrent),
     FN(cuCtxGetDevice),
@@ -30,9 +40,11 @@ static const struct {
     FN(cuCtxSetCurrent),
     FN(cuCtxSynchronize),
     FN(cuDeviceGet),
+    FN(cuDeviceCanAccessPeer),
     FN(cuDeviceGetAttribute),
     FN(cuDeviceGetCount),
     FN(cuDeviceGetName),
+    FN(cuDeviceGetP2PAttribute),
     FN(cuDeviceGetUuid),
     FN(cuDeviceGetUuid_v2),
     FN(cuDevicePrimaryCtxGetState),
@@ -45,7 +57,6 @@ static const struct {
     FN(cuEventCreate),
     FN(cuEventDestroy_v2),
     FN(cuEventElapsedTime),
-    FN(cuEventElapsedTime_v2),
     FN(cuEventQuery),
     FN(cuEventRecord),
     FN(cuEventRecordWithFlags),
@@ -94,7 +105,6 @@ static const struct {
     FN(cuGraphUpload_ptsz),
     FN(cuInit),
     FN(cuKernelGetFunction),
-    FN(cuKernelGetLibrary),
     FN(cuKernelGetName),
     FN(cuKernelGetParamInfo),
     FN(cuLaunchCooperativeKernel),
@@ -206,8 +216,6 @@ static const struct {
     FN(cuStreamGetCaptureInfo_v3_ptsz),
     FN(cuStreamGetCtx),
     FN(cuStreamGetCtx_ptsz),
-    FN(cuStreamGetDevice),
-    FN(cuStreamGetDevice_ptsz),
     FN(cuStreamGetFlags),
     FN(cuStreamGetFlags_ptsz),
     FN(cuStreamGetId),

@@ -203,7 +203,11 @@ STREAM_GETTER(stream_flags, unsigned, s->flags)
 STREAM_GETTER(stream_priority, int, s->priority)
 STREAM_GETTER(stream_ctx, CUcontext, (CUcontext)(s->ctx ? s->ctx : cur))
 STREAM_GETTER(stream_id, unsigned long long, (unsigned long long)(s->index + 2))
-STREAM_GETTER(stream_device, CUdevice, 0)
+/* The stand-in follows the cuda.h it is built against: an entry point that header does
+ * not declare (12.8's cuStreamGetDevice here) is not built, as an older driver lacks it. */
+#if CUDA_VERSION >= 12080
+STREAM_GETTER(stream_device, CUdevice, ag_fake_stream_device(s))
+#endif
 
 CUresult cuStreamGetFlags(CUstream h, unsigned int *flags) AG_FAKE_BODY(stream_flags(h, 0, flags))
 CUresult cuStreamGetFlags_ptsz(CUstream h, unsigned int *flags) AG_FAKE_BODY(stream_flags(h, 1, flags))
@@ -213,8 +217,10 @@ CUresult cuStreamGetCtx(CUstream h, CUcontext *pctx) AG_FAKE_BODY(stream_ctx(h, 
 CUresult cuStreamGetCtx_ptsz(CUstream h, CUcontext *pctx) AG_FAKE_BODY(stream_ctx(h, 1, pctx))
 CUresult cuStreamGetId(CUstream h, unsigned long long *id) AG_FAKE_BODY(stream_id(h, 0, id))
 CUresult cuStreamGetId_ptsz(CUstream h, unsigned long long *id) AG_FAKE_BODY(stream_id(h, 1, id))
+#if CUDA_VERSION >= 12080
 CUresult cuStreamGetDevice(CUstream h, CUdevice *dev) AG_FAKE_BODY(stream_device(h, 0, dev))
 CUresult cuStreamGetDevice_ptsz(CUstream h, CUdevice *dev) AG_FAKE_BODY(stream_device(h, 1, dev))
+#endif
 
 static CUresult host_func(CUstream h, int ptsz, CUhostFn fn, void *user)
 {
@@ -382,8 +388,10 @@ static CUresult elapsed(float *ms, CUevent a, CUevent b)
 }
 
 CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) AG_FAKE_BODY(elapsed(pMilliseconds, hStart, hEnd))
+#if CUDA_VERSION >= 12080
 CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
     AG_FAKE_BODY(elapsed(pMilliseconds, hStart, hEnd))
+#endif
 
 static CUresult stream_wait_event(CUstream hs, int ptsz, CUevent h, unsigned flags)
 {
@@ -501,6 +509,8 @@ static CUresult launch(const struct launch *l)
     memcpy(proto.grid, l->grid, sizeof proto.grid);
     memcpy(proto.block, l->block, sizeof proto.block);
     rc = ag_fake_pack_args(k, l->params, l->extra, proto.args);
+    if (rc == CUDA_SUCCESS)
+        rc = ag_fake_launch_check(s, c, k, proto.args);
     if (rc)
         return rc;
     if (s->cap)

@@ -12,7 +12,7 @@
  *   cuLaunchKernelEx_ptsz name=ag_add grid=1,1,1 block=32,1,1 shmem=0 stream=per-thread attrs=3
  *   cuLaunchKernel name=ag_fill grid=4,1,1 block=256,1,1 shmem=0 stream=s2 capturing=1
  *   cuGraphInstantiateWithFlags exec=e1 nodes=5
- *   cuGraphLaunch exec=e1 nodes=5 stream=s1
+ *   cuGraphLaunch exec=e1 nodes=5 stream=s1 dev=0
  *   cuStreamSynchronize stream=s1
  *   cuModuleGetFunction name=ag_nope rc=500
  * Streams are "legacy" (NULL or CU_STREAM_LEGACY on a legacy entry point),
