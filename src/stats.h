@@ -1,8 +1,10 @@
 /*
- * Statistics: counters per thread, summed at exit. Each thread owns a block
- * (allocated once, on its first counted call, and reused by a later thread
- * after it exits), so counting is a plain add with no shared cache line and
- * no lock, and the totals are exact with any number of threads.
+ * Statistics counters: per thread, summed when the report is written. Each
+ * thread owns a block (allocated once, on its first counted call, and reused
+ * by a later thread after it exits), so counting is a plain add with no shared
+ * cache line and no lock, and the totals are exact with any number of threads.
+ * A leaf: it knows the entry points and doors only by their numbers
+ * (g_hook.h); the report (report.c) gives them names.
  */
 #ifndef AG_STATS_H
 #define AG_STATS_H
@@ -14,12 +16,14 @@
 enum ag_stat {
 	AG_STAT_NONE, AG_STAT_LAUNCH, AG_STAT_HOSTFN, AG_STAT_GRAPH, AG_STAT_COPY_HTOD,
 	AG_STAT_COPY_DTOH, AG_STAT_COPY_DTOD, AG_STAT_COPY, AG_STAT_MEMSET, AG_STAT_EVENT,
-	AG_STAT_SYNC
+	AG_STAT_SYNC, AG_STAT_KINDS
 };
 
 enum ag_scalar {
-#define AG_STAT(id, key, help) AG_S_##id,
+#define AG_STAT(id, key, row, word, help) AG_S_##id,
+#define AG_KEY(key, type, help)
 #include "stats.def"
+#undef AG_KEY
 #undef AG_STAT
 	AG_S_COUNT
 };
@@ -61,9 +65,19 @@ static inline void ag_stats_count_unknown(void)
 	ag_stats_add(AG_S_UNKNOWN_CALLS, 1);
 }
 
-void ag_stats_count_lookup(int door, int known);
+static inline void ag_stats_count_lookup(int door, int known)
+{
+	ag_stats_add(!known ? AG_S_LOOKUPS_UNKNOWN
+			    : door == AG_DOOR_DLSYM ? AG_S_LOOKUPS_DLSYM : AG_S_LOOKUPS_PROC, 1);
+}
 
-/* Writes the report AUTOGRAPH_STATS asks for; safe to call once at exit. */
-void ag_stats_report(void);
+/* Called once, from the first counted call of the process: the moment it is known to use
+ * the driver. Set by the library's constructor (autograph.c); the counters know no more. */
+extern void (*ag_stats_first_call)(void);
+
+/* The sum of every block that ever counted, into *out. Reads without locks (counts of
+ * threads still running may be a moment old), so it may run at exit or in a signal
+ * handler. */
+void ag_stats_sum(struct ag_stats_block *out);
 
 #endif
