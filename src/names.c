@@ -85,15 +85,24 @@ static int append(char *out, size_t len, size_t *n, const char *s, size_t k)
 }
 
 /* <source-name> ::= <length> <identifier>, appended; returns the characters read, 0 if
- * there is none at p. */
-static size_t source_name(const char *p, char *out, size_t len, size_t *n)
+ * there is none at p; sets *full when it does not fit. */
+static size_t source_name(const char *p, char *out, size_t len, size_t *n, int *full)
 {
 	if (!isdigit((unsigned char)*p) || *p == '0')
 		return 0;
 	char *id;
 	unsigned long k = strtoul(p, &id, 10);
-	if (strnlen(id, k) < k || !append(out, len, n, id, k))
+	if (strnlen(id, k) < k)
 		return 0;
+	/* GCC's and nvcc's name for an anonymous namespace, spelled as the demangler does. */
+	static const char anon[] = "_GLOBAL__N_1", anon_text[] = "(anonymous namespace)";
+	int ok = k == sizeof anon - 1 && memcmp(id, anon, k) == 0
+			 ? append(out, len, n, anon_text, sizeof anon_text - 1)
+			 : append(out, len, n, id, k);
+	if (!ok) {
+		*full = 1;
+		return 0;
+	}
 	return (size_t)(id - p) + k;
 }
 
@@ -104,6 +113,7 @@ static size_t small_reader(const char *m, char *out, size_t len)
 {
 	const char *p = m + 2;
 	size_t n = 0, used;
+	int full = 0;
 	if (*p == 'L')
 		p++;
 	int nested = *p == 'N';
@@ -112,14 +122,17 @@ static size_t small_reader(const char *m, char *out, size_t len)
 			;
 		p += *p == 'R' || *p == 'O';
 	}
-	if (p[0] == 'S' && p[1] == 't' && append(out, len, &n, "std", 3))
+	if (p[0] == 'S' && p[1] == 't') {
+		full = !append(out, len, &n, "std", 3);
 		p += 2;
+	}
 	do {
-		used = source_name(p, out, len, &n);
+		used = source_name(p, out, len, &n, &full);
 		p += used;
 	} while (nested && used);
-	if (n)
-		out[n] = '\0';
+	if (full || n == 0)
+		return 0; /* a cut name would match filters it should not */
+	out[n] = '\0';
 	return n;
 }
 
