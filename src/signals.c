@@ -10,9 +10,11 @@
  * installs its own handler or SIG_IGN simply replaces ours; a program that
  * sets SIG_DFL gets ours back, which ends the process the same way (so a
  * Python program ended by Ctrl-C, which restores SIG_DFL and re-raises SIGINT,
- * still writes its report). sysv_signal, bsd_signal and sigset are not
- * watched: through them a program replaces our handler and sees it as an
- * unknown old one.
+ * still writes its report). signal() comes in the C library's BSD flavour
+ * (signal, bsd_signal) and its System V one (__sysv_signal, which a program
+ * built for strict ISO C or POSIX calls for signal, and sysv_signal); all four
+ * are watched. sigset() is not: through it a program replaces our handler and
+ * sees it as an unknown old one.
  */
 #include "signals.h"
 
@@ -27,8 +29,21 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef void (*sighandler_fn)(int);
 typedef sighandler_fn (*signal_fn)(int, sighandler_fn);
 
+/* The signal() flavours: name, flags and whether the handler's own signal is blocked
+ * while it runs, as the C library sets them. */
+enum { BSD_SIGNAL, BSD_SIGNAL_ALIAS, SYSV_SIGNAL, SYSV_SIGNAL_ALIAS, FLAVOURS };
+static const struct {
+	const char *name;
+	int flags, mask_self;
+} flavour[FLAVOURS] = {
+	[BSD_SIGNAL] = {"signal", SA_RESTART, 1},
+	[BSD_SIGNAL_ALIAS] = {"bsd_signal", SA_RESTART, 1},
+	[SYSV_SIGNAL] = {"__sysv_signal", SA_RESETHAND | SA_NODEFER, 0},
+	[SYSV_SIGNAL_ALIAS] = {"sysv_signal", SA_RESETHAND | SA_NODEFER, 0},
+};
+
 static sigaction_fn real_sigaction;
-static signal_fn real_signal;
+static signal_fn real_signal[FLAVOURS];
 static int armed;
 static int ours[2]; /* our handler is installed: [0] SIGTERM, [1] SIGINT */
 
@@ -61,13 +76,14 @@ static int install(int sig, struct sigaction *old)
 
 void ag_signals_init(void)
 {
+	for (int f = 0; f < FLAVOURS; f++)
+		*(void **)&real_signal[f] = ag_real_dlsym(RTLD_NEXT, flavour[f].name);
 	*(void **)&real_sigaction = ag_real_dlsym(RTLD_NEXT, "sigaction");
-	*(void **)&real_signal = ag_real_dlsym(RTLD_NEXT, "signal");
 }
 
 void ag_signals_arm(void)
 {
-	if (!real_sigaction || !real_signal)
+	if (!real_sigaction)
 		return;
 	__atomic_store_n(&armed, 1, __ATOMIC_RELEASE);
 	const int sigs[] = {SIGTERM, SIGINT};
@@ -108,15 +124,35 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 	return rc;
 }
 
-/* glibc's signal(): BSD semantics, the handler's own signal blocked while it runs. */
-__attribute__((visibility("default"))) sighandler_fn signal(int sig, sighandler_fn handler)
+/* signal() of one flavour: our sigaction() with that flavour's flags for the watched
+ * signals once armed, the C library's own otherwise. */
+static sighandler_fn flavoured_signal(int f, int sig, sighandler_fn handler)
 {
-	if (!real_signal)
+	if (!real_sigaction)
 		ag_signals_init();
-	if (!slot(sig) || !__atomic_load_n(&armed, __ATOMIC_ACQUIRE))
-		return real_signal(sig, handler);
-	struct sigaction sa = {.sa_handler = handler, .sa_flags = SA_RESTART}, old;
+	if (!slot(sig) || !__atomic_load_n(&armed, __ATOMIC_ACQUIRE) || handler == SIG_ERR)
+		return real_signal[f] ? real_signal[f](sig, handler) : SIG_ERR;
+	struct sigaction sa = {.sa_handler = handler, .sa_flags = flavour[f].flags}, old;
 	sigemptyset(&sa.sa_mask);
-	sigaddset(&sa.sa_mask, sig);
+	if (flavour[f].mask_self)
+		sigaddset(&sa.sa_mask, sig);
 	return sigaction(sig, &sa, &old) == 0 ? old.sa_handler : SIG_ERR;
+}
+
+#define EXPORT __attribute__((visibility("default")))
+EXPORT sighandler_fn signal(int sig, sighandler_fn h)
+{
+	return flavoured_signal(BSD_SIGNAL, sig, h);
+}
+EXPORT sighandler_fn bsd_signal(int sig, sighandler_fn h)
+{
+	return flavoured_signal(BSD_SIGNAL_ALIAS, sig, h);
+}
+EXPORT sighandler_fn __sysv_signal(int sig, sighandler_fn h)
+{
+	return flavoured_signal(SYSV_SIGNAL, sig, h);
+}
+EXPORT sighandler_fn sysv_signal(int sig, sighandler_fn h)
+{
+	return flavoured_signal(SYSV_SIGNAL_ALIAS, sig, h);
 }

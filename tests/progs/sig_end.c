@@ -1,10 +1,12 @@
 /* A program that ends itself by a signal after using the driver, for tests/exit.bats:
- *   sig_end [--own-handler] [--query] TERM|INT
+ *   sig_end [--own-handler] [--restore-default] [--query] TERM|INT
  * It calls cuInit and cuDriverGetVersion (linked with -lcuda), then with --query prints
  * what sigaction reports for SIGTERM and SIGINT ("SIGTERM: default", "handler" or
- * "ignored"), with --own-handler installs its own handler for the signal (which prints
- * "own handler: N" and lets main return 0), and raises the signal. Without its own
- * handler the process ends by the signal; every call's status is checked. */
+ * "ignored"), with --own-handler installs its own handler for the signal (which records
+ * it; main then prints "own handler: N" and returns 0), with --restore-default installs
+ * one and then sets SIG_DFL again with signal(), as Python does before re-raising an
+ * unhandled Ctrl-C, and raises the signal. Without its own handler the process ends by
+ * the signal; every call's status is checked. */
 #define _POSIX_C_SOURCE 200809L
 #include <cuda.h>
 #include <signal.h>
@@ -31,10 +33,12 @@ static const char *disposition(int sig)
 
 int main(int argc, char **argv)
 {
-    int own = 0, query = 0, sig = 0;
+    int own = 0, restore = 0, query = 0, sig = 0;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--own-handler") == 0)
             own = 1;
+        else if (strcmp(argv[i], "--restore-default") == 0)
+            own = restore = 1;
         else if (strcmp(argv[i], "--query") == 0)
             query = 1;
         else if (strcmp(argv[i], "TERM") == 0)
@@ -43,7 +47,8 @@ int main(int argc, char **argv)
             sig = SIGINT;
     }
     if (!sig) {
-        fprintf(stderr, "usage: %s [--own-handler] [--query] TERM|INT\n", argv[0]);
+        fprintf(stderr, "usage: %s [--own-handler] [--restore-default] [--query] TERM|INT\n",
+                argv[0]);
         return 2;
     }
     int version = 0;
@@ -64,6 +69,10 @@ int main(int argc, char **argv)
             perror("sigaction");
             return 1;
         }
+    }
+    if (restore && signal(sig, SIG_DFL) != own_handler) {
+        fprintf(stderr, "signal() did not return the handler it replaced\n");
+        return 1;
     }
     fflush(stdout);
     if (raise(sig) != 0) {
