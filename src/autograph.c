@@ -42,7 +42,7 @@ __attribute__((constructor)) static void autograph_load(void)
 		ag_opt_print();
 	ag_signals_init();
 	ag_engine_init();
-	__atomic_store_n(&ag_stats_first_call, first_driver_call, __ATOMIC_RELEASE);
+	ag_stats_on_first_call(first_driver_call);
 	pthread_atfork(before_fork, NULL, after_fork_child);
 }
 

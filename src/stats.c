@@ -12,7 +12,7 @@
 #include <string.h>
 
 __thread struct ag_stats_block *ag_stats_tls __attribute__((tls_model("initial-exec")));
-void (*ag_stats_first_call)(void);
+static void (*first_call_fn)(void);
 
 static struct ag_stats_block *all_blocks;
 static struct ag_stats_block *free_blocks;
@@ -38,9 +38,16 @@ static void make_key(void)
 /* A thread's first counted call lands here, so the process's first one does too. */
 static void first_call(void)
 {
-	void (*fn)(void) = __atomic_load_n(&ag_stats_first_call, __ATOMIC_ACQUIRE);
+	void (*fn)(void) = __atomic_load_n(&first_call_fn, __ATOMIC_ACQUIRE);
 	if (fn && !__atomic_exchange_n(&first_call_done, 1, __ATOMIC_ACQ_REL))
 		fn();
+}
+
+void ag_stats_on_first_call(void (*fn)(void))
+{
+	__atomic_store_n(&first_call_fn, fn, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE))
+		first_call();
 }
 
 struct ag_stats_block *ag_stats_block_new(void)

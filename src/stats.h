@@ -71,9 +71,10 @@ static inline void ag_stats_count_lookup(int door, int known)
 			    : door == AG_DOOR_DLSYM ? AG_S_LOOKUPS_DLSYM : AG_S_LOOKUPS_PROC, 1);
 }
 
-/* Called once, from the first counted call of the process: the moment it is known to use
- * the driver. Set by the library's constructor (autograph.c); the counters know no more. */
-extern void (*ag_stats_first_call)(void);
+/* fn is called once, at the first counted call of the process: the moment it is known to
+ * use the driver. Set by the library's constructor (autograph.c); when a call was counted
+ * already (a library initialized before ours called the driver), fn runs now. */
+void ag_stats_on_first_call(void (*fn)(void));
 
 /* The sum of every block that ever counted, into *out. Reads without locks (counts of
  * threads still running may be a moment old), so it may run at exit or in a signal
