@@ -144,12 +144,13 @@ static void load_one(enum ag_opt_id id)
 	}
 }
 
-/* Levenshtein distance, ignoring case; names are short, so two rows of a table suffice. */
+/* Levenshtein distance, ignoring case, over at most the first 63 characters of each (option
+ * names are shorter): two rows of a table suffice. */
 static size_t distance(const char *a, size_t la, const char *b)
 {
 	size_t lb = strlen(b), row[2][64];
-	if (la >= 64 || lb >= 64)
-		return (size_t)-1;
+	la = la < 63 ? la : 63;
+	lb = lb < 63 ? lb : 63;
 	for (size_t j = 0; j <= lb; j++)
 		row[0][j] = j;
 	for (size_t i = 1; i <= la; i++) {

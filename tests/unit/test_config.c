@@ -197,6 +197,13 @@ static void test_closest(void)
               "closest to %s: %s, want %s", cases[i].name, got ? got : "NULL",
               cases[i].want ? cases[i].want : "NULL");
     }
+    /* a name longer than any option is still a mistake with a closest option */
+    char longer[128] = "AUTOGRAPH_WARMUP";
+    memset(longer + 16, 'X', 100);
+    longer[116] = '\0';
+    const char *got = ag_opt_closest(longer, strlen(longer));
+    CHECK(got && strcmp(got, "AUTOGRAPH_WARMUP") == 0, "closest to a 116-character name: %s",
+          got ? got : "NULL");
 }
 
 static void test_list(void)
