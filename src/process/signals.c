@@ -16,14 +16,14 @@
  * are watched. sigset() is not: through it a program replaces our handler and
  * sees it as an unknown old one.
  */
-#include "signals.h"
+#include "process/signals.h"
 
 #include <dlfcn.h>
 #include <signal.h>
 #include <string.h>
 
 #include "driver/real.h"
-#include "report.h"
+#include "process/report.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef void (*sighandler_fn)(int);

@@ -13,8 +13,8 @@
 #include "config.h"
 #include "engine/engine.h"
 #include "log.h"
-#include "report.h"
-#include "signals.h"
+#include "process/report.h"
+#include "process/signals.h"
 #include "stats.h"
 
 static void before_fork(void)

@@ -5,7 +5,7 @@
  * JSON. Static buffers and no allocation, because it runs from the library
  * destructor and from the SIGTERM/SIGINT handler (signals.c).
  */
-#include "report.h"
+#include "process/report.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "driver/real.h"
 #include "emit.h"
 #include "engine/kernels.h"
 #include "hook/hook.h"
-#include "driver/real.h"
 #include "log.h"
 #include "pathfmt.h"
 #include "stats.h"
