@@ -19,7 +19,7 @@ LIB_SRC := $(wildcard src/*.c src/driver/*.c src/hook/*.c src/engine/*.c src/pro
 LIB_ASM := $(wildcard src/hook/*.S)
 LIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%,$(LIB_SRC:.c=.o) $(LIB_ASM:.S=.o)) $(BUILD)/obj/g_hook.o
 LIB     := $(BUILD)/libautograph.so
-GEN     := $(BUILD)/gen/g_hook.h $(BUILD)/gen/g_hook.c
+GEN     := $(BUILD)/gen/g_hook.h $(BUILD)/gen/g_hook.c $(BUILD)/gen/g_real.h
 
 .PHONY: all lib test demo install clean docs-check
 all: lib $(LAUNCHER)

@@ -140,22 +140,46 @@ void ag_emit_end(struct ag_emit *e)
 	drain(e);
 }
 
+/* The text item "value word" on the open row, value already formatted. */
+static void item(struct ag_emit *e, const char *word, const char *value)
+{
+	if (word && e->row_items >= 0)
+		out(e, "%s%s%s%s", e->row_items++ ? ", " : " ", value, *word ? " " : "", word);
+}
+
 void ag_emit_u64(struct ag_emit *e, const char *key, const char *word, uint64_t v)
 {
+	char text[24];
+	snprintf(text, sizeof text, "%llu", (unsigned long long)v);
 	if (e->json) {
 		member(e, key);
-		out(e, "%llu", (unsigned long long)v);
-	} else if (word && e->row_items >= 0) {
-		out(e, "%s%llu%s%s", e->row_items++ ? ", " : " ", (unsigned long long)v,
-		    *word ? " " : "", word);
+		out(e, "%s", text);
+	} else {
+		item(e, word, text);
 	}
 }
 
-void ag_emit_int(struct ag_emit *e, const char *key, long v)
+void ag_emit_int(struct ag_emit *e, const char *key, const char *word, long v)
 {
+	char text[24];
+	snprintf(text, sizeof text, "%ld", v);
 	if (e->json) {
 		member(e, key);
-		out(e, "%ld", v);
+		out(e, "%s", text);
+	} else {
+		item(e, word, text);
+	}
+}
+
+void ag_emit_ratio(struct ag_emit *e, const char *key, const char *word, double v)
+{
+	char text[32];
+	snprintf(text, sizeof text, "%.3f", v);
+	if (e->json) {
+		member(e, key);
+		out(e, "%s", text);
+	} else {
+		item(e, word, text);
 	}
 }
 

@@ -38,7 +38,8 @@ void ag_emit_close(struct ag_emit *e);
 /* A value: JSON "key": value; text: an item "value word" on the open row, unless word is
  * NULL (JSON only). An empty word prints the bare value. */
 void ag_emit_u64(struct ag_emit *e, const char *key, const char *word, uint64_t v);
-void ag_emit_int(struct ag_emit *e, const char *key, long v);
+void ag_emit_int(struct ag_emit *e, const char *key, const char *word, long v);
+void ag_emit_ratio(struct ag_emit *e, const char *key, const char *word, double v); /* %.3f */
 void ag_emit_str(struct ag_emit *e, const char *key, const char *s);       /* JSON only */
 void ag_emit_strn(struct ag_emit *e, const char *key, const char *s, size_t n);
 void ag_emit_null(struct ag_emit *e, const char *key);                     /* JSON only */

@@ -85,5 +85,7 @@ void ag_stats_sum(struct ag_stats_block *out)
 				out->calls[f][d] += __atomic_load_n(&b->calls[f][d], __ATOMIC_RELAXED);
 		for (int s = 0; s < AG_S_COUNT; s++)
 			out->scalar[s] += __atomic_load_n(&b->scalar[s], __ATOMIC_RELAXED);
+		for (int t = 0; t < AG_T_COUNT; t++)
+			out->ticks[t] += __atomic_load_n(&b->ticks[t], __ATOMIC_RELAXED);
 	}
 }

@@ -10,6 +10,7 @@
 #define AG_STATS_H
 
 #include <stdint.h>
+#include <x86intrin.h>
 
 #include "g_hook.h"
 
@@ -28,9 +29,31 @@ enum ag_scalar {
 	AG_S_COUNT
 };
 
+/*
+ * The library measuring itself, in TSC ticks (the report converts them to time): the
+ * wrappers of engine and barrier functions take a tick at entry and exit, and every real
+ * driver call the library makes through AG_REAL takes one before and after, so the time
+ * inside the library less the driver's own time is known per call. Pass-through wrappers
+ * (queries) are not measured: they stay one tail call.
+ */
+enum ag_ticks {
+	AG_T_SELF,          /* ticks in measured wrappers, less the driver calls inside them */
+	AG_T_SELF_CALLS,    /* measured wrapper calls */
+	AG_T_DRIVER,        /* ticks inside real driver calls, from anywhere in the library */
+	AG_T_EAGER,         /* ... of those, in asynchronous stream operations submitted eagerly */
+	AG_T_EAGER_OPS,     /* how many such submissions */
+	AG_T_GRAPH,         /* ticks in graph launches (the library's and the program's own) */
+	AG_T_GRAPH_LAUNCHES,
+	AG_T_COUNT
+};
+
+/* What a real driver call is, for AG_T_EAGER and AG_T_GRAPH (decided by the generator). */
+enum ag_driver_kind { AG_DRIVER_OTHER, AG_DRIVER_EAGER_OP, AG_DRIVER_GRAPH_LAUNCH };
+
 struct ag_stats_block {
 	uint64_t calls[AG_FN_COUNT][AG_DOOR_COUNT];
 	uint64_t scalar[AG_S_COUNT];
+	uint64_t ticks[AG_T_COUNT];
 	struct ag_stats_block *next_all;
 	struct ag_stats_block *next_free;
 };
@@ -58,6 +81,28 @@ static inline void ag_stats_count_call(int fn, int door)
 static inline void ag_stats_add(enum ag_scalar s, uint64_t n)
 {
 	ag_stats_bump(&ag_stats_block()->scalar[s], n);
+}
+
+/* A real driver call of this kind took dt ticks (AG_REAL, driver/real.h). */
+static inline void ag_stats_driver_time(enum ag_driver_kind kind, uint64_t dt)
+{
+	uint64_t *t = ag_stats_block()->ticks;
+	ag_stats_bump(&t[AG_T_DRIVER], dt);
+	if (kind == AG_DRIVER_EAGER_OP) {
+		ag_stats_bump(&t[AG_T_EAGER], dt);
+		ag_stats_bump(&t[AG_T_EAGER_OPS], 1);
+	} else if (kind == AG_DRIVER_GRAPH_LAUNCH) {
+		ag_stats_bump(&t[AG_T_GRAPH], dt);
+		ag_stats_bump(&t[AG_T_GRAPH_LAUNCHES], 1);
+	}
+}
+
+/* A measured wrapper ends: it began at tick t0, when the thread's driver total was d0. */
+static inline void ag_stats_self(struct ag_stats_block *b, uint64_t t0, uint64_t d0)
+{
+	uint64_t elapsed = __rdtsc() - t0, driver = b->ticks[AG_T_DRIVER] - d0;
+	ag_stats_bump(&b->ticks[AG_T_SELF], elapsed > driver ? elapsed - driver : 0);
+	ag_stats_bump(&b->ticks[AG_T_SELF_CALLS], 1);
 }
 
 static inline void ag_stats_count_unknown(void)

@@ -240,3 +240,32 @@ documented_keys() {
     run ls -A "$T/cwd"
     assert_output ""
 }
+
+@test "the library measures itself: time per call, eager and graph launch cost, saving and share" {
+    run with_lib env AUTOGRAPH_STATS="$T/s.json" "$PROGS/drv_link" --iters 60 --kernels 4
+    assert_success
+    run python3 - "$T/s.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+calls = sum(sum(d.values()) for d in s["calls"].values())
+ops = (s["launches"] + s["host_functions"] + s["memsets"] + s["event_records"]
+       + sum(s["copies"].values()))
+assert s["replays"] > 0, "nothing replayed"
+# every launch wrapper is measured; pass-through queries are not
+assert s["launches"] <= s["self_calls"] < calls, (s["self_calls"], s["launches"], calls)
+assert s["self_ns_per_call"] > 0 and s["self_ns"] >= s["self_ns_per_call"]
+assert s["driver_ns"] > 0 and s["eager_ns_per_op"] > 0 and s["graph_launch_ns"] > 0
+assert abs(s["replayed_share"] - s["ops_replayed"] / ops) < 0.0006, (s["replayed_share"], ops)
+# the estimate from its parts (they are rounded down to whole ns)
+want = s["ops_replayed"] * s["eager_ns_per_op"] - s["replays"] * s["graph_launch_ns"]
+assert abs(s["launch_time_saved_ns"] - want) <= s["ops_replayed"] + s["replays"], (s["launch_time_saved_ns"], want)
+print("ok")
+PY
+    assert_output ok
+    # pass-through: nothing replayed, nothing saved, the library's time still measured
+    run with_lib env AUTOGRAPH=0 AUTOGRAPH_STATS="$T/off.json" "$PROGS/drv_link" --iters 60 --kernels 4
+    assert_success
+    assert_equal "$(json_stat "$T/off.json" replayed_share)" 0.0
+    assert_equal "$(json_stat "$T/off.json" launch_time_saved_ns)" 0
+    (( $(json_stat "$T/off.json" self_calls) >= 240 )) || fail "launches not measured"
+}

@@ -8,6 +8,7 @@
 #include "process/report.h"
 
 #include <dlfcn.h>
+#include <x86intrin.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,6 +41,14 @@ static const char *const door_key[AG_DOOR_COUNT] = {
 	[AG_DOOR_LINK] = "link", [AG_DOOR_DLSYM] = "dlsym", [AG_DOOR_PROC] = "cuGetProcAddress"};
 
 static char start_time[32];
+static uint64_t start_tsc, start_ns; /* so that ticks (stats.h) can be told in time */
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 void ag_report_init(void)
 {
@@ -48,6 +57,8 @@ void ag_report_init(void)
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (gmtime_r(&now.tv_sec, &tm))
 		strftime(start_time, sizeof start_time, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	start_ns = monotonic_ns();
+	start_tsc = __rdtsc();
 }
 
 /* The counters summed, and what the report derives from them. */
@@ -114,14 +125,14 @@ static void emit_meta(struct ag_emit *e, const char *how, int in_signal)
 	int v;
 	ag_emit_line(e, "autograph: statistics (pid %d, library %s)", (int)getpid(),
 		     ag_opt.num[AG_OPT_ENABLE] ? "on" : "off: pass-through");
-	ag_emit_int(e, "stat_version", STAT_VERSION);
+	ag_emit_int(e, "stat_version", NULL, STAT_VERSION);
 	ag_emit_str(e, "library_version", AG_VERSION);
-	ag_emit_int(e, "cuda_headers", CUDA_VERSION);
+	ag_emit_int(e, "cuda_headers", NULL, CUDA_VERSION);
 	if (driver_version(in_signal, &v))
-		ag_emit_int(e, "driver_version", v);
+		ag_emit_int(e, "driver_version", NULL, v);
 	else
 		ag_emit_null(e, "driver_version");
-	ag_emit_int(e, "pid", (long)getpid());
+	ag_emit_int(e, "pid", NULL, (long)getpid());
 	emit_argv(e);
 	ag_emit_str(e, "start_time", start_time);
 	ag_emit_str(e, "end", how);
@@ -131,7 +142,7 @@ static void emit_meta(struct ag_emit *e, const char *how, int in_signal)
 		ag_emit_str(e, ag_opt_table[id].env, ag_opt_shown((enum ag_opt_id)id, buf, sizeof buf));
 	}
 	ag_emit_close(e);
-	ag_emit_int(e, "enabled", ag_opt.num[AG_OPT_ENABLE]);
+	ag_emit_int(e, "enabled", NULL, ag_opt.num[AG_OPT_ENABLE]);
 }
 
 static void emit_totals(struct ag_emit *e)
@@ -171,6 +182,32 @@ static void emit_counters(struct ag_emit *e)
 	uint64_t replayed = sum.scalar[AG_S_OPS_REPLAYED], replays = sum.scalar[AG_S_REPLAYS];
 	ag_emit_row(e, "launches saved");
 	ag_emit_u64(e, "launches_saved", "", replayed > replays ? replayed - replays : 0);
+}
+
+/* What the library cost and bought, from its own measurements (stats.h): nanoseconds per
+ * TSC tick from the ticks and the clock since the library was loaded. */
+static void emit_self(struct ag_emit *e)
+{
+	const uint64_t *t = sum.ticks, *k = derived.by_stat;
+	uint64_t ns = monotonic_ns() - start_ns, ticks = __rdtsc() - start_tsc;
+	double ns_per_tick = ticks ? (double)ns / (double)ticks : 0;
+	double eager = t[AG_T_EAGER_OPS] ? t[AG_T_EAGER] * ns_per_tick / t[AG_T_EAGER_OPS] : 0;
+	double graph = t[AG_T_GRAPH_LAUNCHES] ? t[AG_T_GRAPH] * ns_per_tick / t[AG_T_GRAPH_LAUNCHES] : 0;
+	double saved = eager ? sum.scalar[AG_S_OPS_REPLAYED] * eager - sum.scalar[AG_S_REPLAYS] * graph : 0;
+	uint64_t ops = k[AG_STAT_LAUNCH] + k[AG_STAT_HOSTFN] + k[AG_STAT_MEMSET] + k[AG_STAT_EVENT] +
+		       derived.htod + derived.dtoh + derived.dtod + derived.other;
+	ag_emit_row(e, "self-measurement");
+	ag_emit_u64(e, "self_ns_per_call", "ns in the library per call",
+		    t[AG_T_SELF_CALLS] ? (uint64_t)(t[AG_T_SELF] * ns_per_tick / t[AG_T_SELF_CALLS]) : 0);
+	ag_emit_u64(e, "self_calls", "calls measured", t[AG_T_SELF_CALLS]);
+	ag_emit_u64(e, "self_ns", "ns in all", (uint64_t)(t[AG_T_SELF] * ns_per_tick));
+	ag_emit_u64(e, "driver_ns", "ns in the driver", (uint64_t)(t[AG_T_DRIVER] * ns_per_tick));
+	ag_emit_row(e, "savings");
+	ag_emit_u64(e, "eager_ns_per_op", "ns per eager operation", (uint64_t)eager);
+	ag_emit_u64(e, "graph_launch_ns", "ns per graph launch", (uint64_t)graph);
+	ag_emit_int(e, "launch_time_saved_ns", "ns of launch time saved", (long)saved);
+	ag_emit_ratio(e, "replayed_share", "of operations replayed",
+		      ops ? (double)sum.scalar[AG_S_OPS_REPLAYED] / (double)ops : 0);
 }
 
 static void emit_kernels(struct ag_emit *e)
@@ -235,6 +272,7 @@ void ag_report_write(const char *how, int in_signal)
 	emit_meta(&e, how, in_signal);
 	emit_totals(&e);
 	emit_counters(&e);
+	emit_self(&e);
 	emit_kernels(&e);
 	ag_emit_end(&e);
 	if (fd != 2)
