@@ -19,11 +19,11 @@ LIB_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
 LIB_LDFLAGS := -shared -Wl,--version-script=src/libautograph.map -Wl,-z,defs \
 	-Wl,-z,noexecstack -ldl -lpthread
 
-LIB_SRC := $(wildcard src/*.c src/driver/*.c src/hook/*.c src/engine/*.c)
+LIB_SRC := $(wildcard src/*.c src/driver/*.c src/hook/*.c src/engine/*.c src/process/*.c)
 LIB_ASM := $(wildcard src/hook/*.S)
 LIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%,$(LIB_SRC:.c=.o) $(LIB_ASM:.S=.o)) $(BUILD)/obj/g_hook.o
 LIB     := $(BUILD)/libautograph.so
-GEN     := $(BUILD)/gen/g_hook.h $(BUILD)/gen/g_hook.c
+GEN     := $(BUILD)/gen/g_hook.h $(BUILD)/gen/g_hook.c $(BUILD)/gen/g_real.h
 
 .PHONY: all lib test demo install clean docs-check
 all: lib $(LAUNCHER)

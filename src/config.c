@@ -1,7 +1,9 @@
 /*
  * Parses the AUTOGRAPH_* environment once. A malformed value never stops the
- * program: one line names the variable, the value and what is accepted, and
- * the default is used (the same rule for every option, so it lives here).
+ * program: one warning names the variable, the value and what is accepted, and
+ * the default is used (the same rule for every option, so it lives here); a
+ * name that is not an option is warned about with the closest one. The
+ * warnings are deferred (log.h) until the process first reaches the driver.
  */
 #include "config.h"
 
@@ -13,6 +15,8 @@
 #include <strings.h>
 
 #include "log.h"
+#include "names.h"
+#include "pathfmt.h"
 
 const struct ag_opt_desc ag_opt_table[AG_OPT_COUNT] = {
 #define AG_OPT(id, env, flag, type, def, lo, hi, help) {env, flag, AG_TYPE_##type, def, lo, hi, help},
@@ -96,8 +100,14 @@ int ag_opt_parse(enum ag_opt_id id, const char *v, long *num, const char **text,
 		}
 		/* A path: it must name a file we could create, so it needs a '/' or a '.'. */
 		if (v[0] != '\0' && (strchr(v, '/') || strchr(v, '.'))) {
-			*num = 2;
-			return 0;
+			char bad[80];
+			if (ag_path_check(v, bad, sizeof bad) == 0) {
+				*num = 2;
+				return 0;
+			}
+			snprintf(why, why_len, "a file path whose %% escapes are %%p, %%h, %%n, "
+				 "%%q{VAR} or %%%% (%s)", bad);
+			return -1;
 		}
 		snprintf(why, why_len, "0, 1 (summary on stderr) or a file path such as ./stats.json");
 		return -1;
@@ -129,8 +139,73 @@ static void load_one(enum ag_opt_id id)
 		ag_opt.num[id] = num;
 		ag_opt.text[id] = text;
 	} else {
-		ag_log_msg(AG_LOG_ERROR, "%s=%s is not valid: expected %s; using %s", d->env, v, why,
-			   d->def);
+		ag_log_defer(AG_LOG_WARN, "%s=%s is not valid: expected %s; using %s", d->env, v, why,
+			     d->def);
+	}
+}
+
+/* Levenshtein distance, ignoring case, over at most the first 63 characters of each (option
+ * names are shorter): two rows of a table suffice. */
+static size_t distance(const char *a, size_t la, const char *b)
+{
+	size_t lb = strlen(b), row[2][64];
+	la = la < 63 ? la : 63;
+	lb = lb < 63 ? lb : 63;
+	for (size_t j = 0; j <= lb; j++)
+		row[0][j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t *prev = row[(i - 1) & 1], *cur = row[i & 1];
+		cur[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (tolower((unsigned char)a[i - 1]) !=
+						    tolower((unsigned char)b[j - 1]));
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+	}
+	return row[la & 1][lb];
+}
+
+/* Read by the launcher (src/launcher/autograph.c), not by the library, but not a mistake. */
+static const char *const launcher_vars[] = {"AUTOGRAPH_LIBRARY"};
+
+const char *ag_opt_closest(const char *name, size_t len)
+{
+	const char *best = NULL;
+	size_t best_d = (size_t)-1;
+	for (int id = 0; id < AG_OPT_COUNT; id++) {
+		const char *env = ag_opt_table[id].env;
+		if (strlen(env) == len && memcmp(env, name, len) == 0)
+			return NULL;
+		size_t d = distance(name, len, env);
+		if (d < best_d)
+			best_d = d, best = env;
+	}
+	for (size_t i = 0; i < sizeof launcher_vars / sizeof *launcher_vars; i++)
+		if (strlen(launcher_vars[i]) == len && memcmp(launcher_vars[i], name, len) == 0)
+			return NULL;
+	return best;
+}
+
+/* Every AUTOGRAPH_* name in the environment that is not an option: once each (a name
+ * set twice in environ is still one mistake). */
+static void check_names(void)
+{
+	extern char **environ;
+	for (char **e = environ; e && *e; e++) {
+		const char *eq = strchr(*e, '=');
+		size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+		if (strncmp(*e, "AUTOGRAPH_", 10) != 0)
+			continue;
+		const char *closest = ag_opt_closest(*e, len);
+		if (!closest)
+			continue;
+		int seen = 0;
+		for (char **f = environ; f < e && !seen; f++)
+			seen = strncmp(*f, *e, len) == 0 && ((*f)[len] == '=' || (*f)[len] == '\0');
+		if (!seen)
+			ag_log_defer(AG_LOG_WARN, "%.*s is not an autograph variable (ignored); did you "
+				     "mean %s?", (int)len, *e, closest);
 	}
 }
 
@@ -145,6 +220,7 @@ void ag_opt_load(void)
 	for (int id = 0; id < AG_OPT_COUNT; id++)
 		if (id != AG_OPT_LOG)
 			load_one((enum ag_opt_id)id);
+	check_names();
 }
 
 int ag_opt_list_match(const char *list, const char *name)
@@ -164,20 +240,34 @@ int ag_opt_list_match(const char *list, const char *name)
 	return 0;
 }
 
+int ag_opt_kernel_graphable(const char *name)
+{
+	char qualified[512];
+	const char *q = ag_name_qualified(name, qualified, sizeof qualified) ? qualified : NULL;
+	const char *inc = ag_opt.text[AG_OPT_INCLUDE], *exc = ag_opt.text[AG_OPT_EXCLUDE];
+	int in = !ag_opt.num[AG_OPT_INCLUDE] || ag_opt_list_match(inc, name) ||
+		 (q && ag_opt_list_match(inc, q));
+	int out = ag_opt.num[AG_OPT_EXCLUDE] &&
+		  (ag_opt_list_match(exc, name) || (q && ag_opt_list_match(exc, q)));
+	return in && !out;
+}
+
+const char *ag_opt_shown(enum ag_opt_id id, char *buf, size_t len)
+{
+	const struct ag_opt_desc *d = &ag_opt_table[id];
+	if (d->type == AG_TYPE_LEVEL)
+		return level_names[ag_opt.num[id]];
+	if (d->type == AG_TYPE_LIST || (d->type == AG_TYPE_STATS && ag_opt.num[id] == 2))
+		return ag_opt.text[id] ? ag_opt.text[id] : "";
+	snprintf(buf, len, "%ld", ag_opt.num[id]);
+	return buf;
+}
+
 void ag_opt_print(void)
 {
-	for (int i = 0; i < AG_OPT_COUNT; i++) {
-		const struct ag_opt_desc *d = &ag_opt_table[i];
-		const char *shown;
+	for (int id = 0; id < AG_OPT_COUNT; id++) {
 		char buf[32];
-		if (d->type == AG_TYPE_LEVEL) {
-			shown = level_names[ag_opt.num[i]];
-		} else if (d->type == AG_TYPE_LIST || (d->type == AG_TYPE_STATS && ag_opt.num[i] == 2)) {
-			shown = ag_opt.text[i];
-		} else {
-			snprintf(buf, sizeof buf, "%ld", ag_opt.num[i]);
-			shown = buf;
-		}
-		ag_log_msg(AG_LOG_INFO, "option %s=%s", d->env, shown);
+		ag_log_defer(AG_LOG_INFO, "option %s=%s", ag_opt_table[id].env,
+			     ag_opt_shown((enum ag_opt_id)id, buf, sizeof buf));
 	}
 }

@@ -47,6 +47,22 @@ int ag_opt_parse(enum ag_opt_id id, const char *value, long *num, const char **t
 /* True if name matches the comma-separated list (entries may end in '*'). */
 int ag_opt_list_match(const char *list, const char *name);
 
+/*
+ * Whether AUTOGRAPH_INCLUDE/EXCLUDE let the kernel of this (driver-reported, usually
+ * mangled) name into graphs: an entry matches the name as reported or its qualified
+ * name (names.h), so _Z6ag_addPfS_i, ag_add and ag_* all name the same kernel.
+ */
+int ag_opt_kernel_graphable(const char *name);
+
+/* The option name closest to the len bytes at name, or NULL if they are an option or a
+ * variable the launcher reads. */
+const char *ag_opt_closest(const char *name, size_t len);
+
+/* The value in effect as text: buf (len bytes) holds numbers, text options point at the
+ * environment's string. */
+const char *ag_opt_shown(enum ag_opt_id id, char *buf, size_t len);
+
+/* Defers one line per option with its value (printed at AUTOGRAPH_LOG=info). */
 void ag_opt_print(void);
 
 #endif

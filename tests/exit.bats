@@ -1,7 +1,10 @@
 #!/usr/bin/env bats
 # Work submitted at the end of a program's life: exit() right after launching without
 # synchronizing, and kernels launched from the program's own atexit handler after main
-# returns. The statistics are still written, and count everything.
+# returns. The statistics are still written, and count everything. A program ended by
+# SIGTERM or SIGINT (tests/progs/sig_end.c raises the signal itself, so nothing depends on
+# timing) still writes them, ends by the same signal, and sees the default disposition;
+# a program's own handler is kept.
 
 setup() {
     load test_helper/common-setup
@@ -52,4 +55,54 @@ setup() {
         assert_stats_match_counts "$T/s.json"
         assert_equal "$(json_stat "$T/s.json" calls.cuLaunchKernel.$door)" 41
     done
+}
+
+@test "ended by SIGTERM or SIGINT: a valid JSON file with the metadata, the same signal status" {
+    local sig status how
+    for sig in TERM INT; do
+        case $sig in TERM) status=143 how=SIGTERM ;; INT) status=130 how=SIGINT ;; esac
+        run "$PROGS/sig_end" "$sig"
+        assert_failure "$status"
+        rm -f "$T/s.json"
+        run with_lib env AUTOGRAPH_STATS="$T/s.json" "$PROGS/sig_end" "$sig"
+        assert_failure "$status"
+        assert_line "driver: 13000"
+        python3 -m json.tool "$T/s.json" >/dev/null || fail "not valid JSON: $(cat "$T/s.json")"
+        assert_equal "$(json_stat "$T/s.json" end)" "$how"
+        assert_equal "$(json_stat "$T/s.json" argv)" "[\"$PROGS/sig_end\", \"$sig\"]"
+        assert_equal "$(json_stat "$T/s.json" driver_version)" 13000
+        assert_equal "$(json_stat "$T/s.json" calls.cuInit.link)" 1
+        assert_equal "$(json_stat "$T/s.json" calls.cuDriverGetVersion.link)" 1
+    done
+}
+
+@test "ended by SIGTERM: the program sees the default disposition, with and without statistics" {
+    local stats
+    for stats in 0 "$T/s.json"; do
+        run with_lib env AUTOGRAPH_STATS="$stats" "$PROGS/sig_end" --query TERM
+        assert_failure 143
+        assert_line "SIGTERM: default"
+        assert_line "SIGINT: default"
+    done
+    [ -s "$T/s.json" ] || fail "no statistics written"
+}
+
+@test "a program's own SIGTERM handler is kept, and the statistics come at its exit" {
+    run "$PROGS/sig_end" --own-handler TERM
+    assert_success
+    local plain="$output"
+    run with_lib env AUTOGRAPH_STATS="$T/s.json" "$PROGS/sig_end" --own-handler --query TERM
+    assert_success
+    assert_line "own handler: 15"
+    assert_equal "$(grep -v '^SIG' <<<"$output")" "$plain"
+    assert_equal "$(json_stat "$T/s.json" end)" exit
+}
+
+@test "a program that puts SIG_DFL back still writes the statistics on the signal (as Python does on Ctrl-C)" {
+    run "$PROGS/sig_end" --restore-default TERM
+    assert_failure 143
+    run with_lib env AUTOGRAPH_STATS="$T/s.json" "$PROGS/sig_end" --restore-default --query TERM
+    assert_failure 143
+    assert_line "SIGTERM: default"
+    assert_equal "$(json_stat "$T/s.json" end)" SIGTERM
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env bats
 # Every AUTOGRAPH_* variable of src/options.def (the list is read from the file, so a new
-# option is covered without touching this test): a bad value prints exactly one line
+# option is covered without touching this test): a bad value prints exactly one warning
 # naming the variable and the value, and the program's output and exit status are
-# unchanged; good values print nothing.
+# unchanged; good values print nothing. A misspelt AUTOGRAPH_* name gets one warning with
+# the closest option; processes that never reach the driver print nothing.
 
 setup() {
     load test_helper/common-setup
@@ -37,7 +38,7 @@ options() {
             assert_success
             assert_equal "$output" "$plain"
             assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 1
-            [[ "$stderr" == "autograph: error: $var=bad@value is not valid: expected "*"; using"* ]] ||
+            [[ "$stderr" == "autograph: warning: $var=bad@value is not valid: expected "*"; using"* ]] ||
                 fail "$var: unexpected stderr: $stderr"
             # run strips trailing blanks, so an empty default leaves "using" at the end
             tail="${stderr##*; using}"
@@ -53,7 +54,7 @@ options() {
     run --separate-stderr with_lib env AUTOGRAPH_WARMUP=0 "$PROGS/drv_link" --iters 1 /nonexistent.ptx
     assert_failure 2
     assert_equal "$(printf '%s\n' "$stderr" | grep -v '^autograph:')" "$plain"
-    assert_equal "$(printf '%s\n' "$stderr" | grep -c '^autograph: error: AUTOGRAPH_WARMUP=0 is not valid')" 1
+    assert_equal "$(printf '%s\n' "$stderr" | grep -c '^autograph: warning: AUTOGRAPH_WARMUP=0 is not valid')" 1
 }
 
 @test "good values of every type print nothing" {
@@ -73,4 +74,46 @@ options() {
     while read -r var def; do
         assert_equal "$var: $(printf '%s\n' "$stderr" | grep -c "^autograph: option $var=")" "$var: 1"
     done < <(options)
+}
+
+@test "a misspelt AUTOGRAPH_* name: one warning with the closest option, the program unaffected" {
+    run "$PROGS/drv_link" --iters 2
+    local plain="$output"
+    run --separate-stderr with_lib env AUTOGRAPH_WARMPU=3 AUTOGRAPH_STAT=1 "$PROGS/drv_link" --iters 2
+    assert_success
+    assert_equal "$output" "$plain"
+    assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 2
+    run grep -c '^autograph: warning: AUTOGRAPH_WARMPU is not an autograph variable (ignored); did you mean AUTOGRAPH_WARMUP?$' <<<"$stderr"
+    assert_output 1
+    run grep -c '^autograph: warning: AUTOGRAPH_STAT is not an autograph variable (ignored); did you mean AUTOGRAPH_STATS?$' <<<"$stderr"
+    assert_output 1
+    # the launcher's own variable is not a mistake
+    run --separate-stderr with_lib env AUTOGRAPH_LIBRARY="$LIB" "$PROGS/drv_link" --iters 2
+    assert_success
+    assert_equal "$stderr" ""
+}
+
+@test "warnings come once, from the process that uses CUDA, not from the shell around it" {
+    # bash and the two true's load the library too (LD_PRELOAD is inherited) but never
+    # reach the driver: only drv_link warns, once per mistake.
+    run --separate-stderr with_lib env AUTOGRAPH_WARMUP=bad AUTOGRAPH_WARMPU=1 \
+        bash -c '/bin/true; /bin/true; "$0" --iters 2; /bin/true' "$PROGS/drv_link"
+    assert_success
+    assert_line --regexp '^counts: '
+    assert_equal "$(printf '%s\n' "$stderr" | grep -c 'AUTOGRAPH_WARMUP=bad is not valid')" 1
+    assert_equal "$(printf '%s\n' "$stderr" | grep -c 'AUTOGRAPH_WARMPU is not an autograph variable')" 1
+    assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 2
+    # and a process tree that never uses CUDA says nothing at all
+    run --separate-stderr with_lib env AUTOGRAPH_WARMUP=bad AUTOGRAPH_LOG=info \
+        bash -c '/bin/true; echo done'
+    assert_success
+    assert_output done
+    assert_equal "$stderr" ""
+}
+
+@test "AUTOGRAPH_LOG=info: the option list comes from the process that uses CUDA only" {
+    run --separate-stderr with_lib env AUTOGRAPH_LOG=info bash -c '/bin/true; "$0" --iters 1' \
+        "$PROGS/drv_link"
+    assert_success
+    assert_equal "$(printf '%s\n' "$stderr" | grep -c '^autograph: option AUTOGRAPH_WARMUP=2$')" 1
 }

@@ -3,7 +3,8 @@
 # submitted (its counts: line) for every door and mode; calls are filed under the door
 # they came through and under the exact entry point (_ptsz for the per-thread default
 # stream, cuLaunchKernelEx for Ex launches); AUTOGRAPH=0 is a pass-through that still
-# reports; AUTOGRAPH_STATS=1 prints a summary on stderr.
+# reports; AUTOGRAPH_STATS=1 prints a summary on stderr. The JSON carries the metadata and
+# exactly the keys src/stats.def documents; file names expand %p, %h, %n, %q{VAR} and %%.
 
 setup() {
     load test_helper/common-setup
@@ -134,11 +135,16 @@ setup() {
     # every line of it is the library's
     run grep -vc '^autograph:' <<<"$stderr"
     assert_output 0
-    run grep -E '^autograph:   kernel launches +6 ' <<<"$stderr"
+    run grep -E '^autograph:   kernel launches +6, 4 distinct kernels, 0 host functions, 0 graph launches$' <<<"$stderr"
     assert_success
-    run grep -E '^autograph:   copies +htod 2, dtoh 3, dtod 3, other 0; memsets 3$' <<<"$stderr"
+    run grep -E '^autograph:   copies +2 htod, 3 dtoh, 3 dtod, 0 other, 3 memsets$' <<<"$stderr"
     assert_success
-    run grep -E '^autograph:   calls by door +link 0, dlsym [1-9][0-9]*, cuGetProcAddress 0;' <<<"$stderr"
+    run grep -E '^autograph:   calls by door +0 link, [1-9][0-9]* dlsym, 0 cuGetProcAddress$' <<<"$stderr"
+    assert_success
+    # every counter of stats.def is on a row, with the word stats.def gives it
+    run grep -E '^autograph:   graphs +[0-9]+ sequences, [0-9]+ built, [0-9]+ replays, [0-9]+ ops replayed, [0-9]+ ops eager, [0-9]+ updates, [0-9]+ evictions$' <<<"$stderr"
+    assert_success
+    run grep -E '^autograph:   fallbacks +[0-9]+ shape, [0-9]+ args, [0-9]+ barrier, [0-9]+ timeout, [0-9]+ unsupported, [0-9]+ build failure, [0-9]+ thrash, [0-9]+ not faster, [0-9]+ excluded$' <<<"$stderr"
     assert_success
 }
 
@@ -150,7 +156,7 @@ setup() {
     run --separate-stderr with_lib env AUTOGRAPH_STATS=not-a-thing "$PROGS/drv_link" --iters 2
     assert_success
     assert_equal "$output" "$plain"
-    assert_equal "$stderr" "autograph: error: AUTOGRAPH_STATS=not-a-thing is not valid: expected 0, 1 (summary on stderr) or a file path such as ./stats.json; using 0"
+    assert_equal "$stderr" "autograph: warning: AUTOGRAPH_STATS=not-a-thing is not valid: expected 0, 1 (summary on stderr) or a file path such as ./stats.json; using 0"
     run ls -A "$T/cwd"
     assert_output ""
 }
@@ -160,4 +166,106 @@ setup() {
     assert_success
     assert_line --regexp '^counts: '
     assert_equal "$stderr" "autograph: error: cannot write statistics to $T/no/such/dir/s.json"
+}
+
+# The keys of src/stats.def, one per line, as scripts/gen-options-doc reads them.
+documented_keys() {
+    "$ROOT/scripts/gen-options-doc" --keys | sed -n 's/^| `\([^`]*\)` .*/\1/p'
+}
+
+@test "the JSON has exactly the keys src/stats.def documents, and the metadata" {
+    run with_lib env AUTOGRAPH_STATS="$T/s.json" AUTOGRAPH_WARMUP=3 "$PROGS/drv_link" --iters 4
+    assert_success
+    local keys
+    keys="$(documented_keys)"
+    [ "$(wc -l <<<"$keys")" -ge 40 ] || fail "only $(wc -l <<<"$keys") documented keys"
+    run diff <(sort <<<"$keys") <(python3 -c 'import json,sys; print("\n".join(sorted(json.load(open(sys.argv[1])))))' "$T/s.json")
+    assert_success
+    assert_equal "$(json_stat "$T/s.json" stat_version)" 2
+    assert_equal "$(json_stat "$T/s.json" library_version)" "$(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")"
+    assert_equal "$(json_stat "$T/s.json" cuda_headers)" \
+        "$(sed -n 's/^#define CUDA_VERSION \([0-9]*\)$/\1/p' "${CUDA_HOME:-/usr/local/cuda}/include/cuda.h")"
+    # the stand-in's cuDriverGetVersion answers 13000
+    assert_equal "$(json_stat "$T/s.json" driver_version)" 13000
+    assert_equal "$(json_stat "$T/s.json" argv)" "[\"$PROGS/drv_link\", \"--iters\", \"4\"]"
+    assert_equal "$(json_stat "$T/s.json" end)" exit
+    assert_equal "$(json_stat "$T/s.json" options.AUTOGRAPH_WARMUP)" 3
+    assert_equal "$(json_stat "$T/s.json" options.AUTOGRAPH_STATS)" "$T/s.json"
+    run json_stat "$T/s.json" start_time
+    assert_output --regexp '^20[0-9][0-9]-[01][0-9]-[0-3][0-9]T[0-2][0-9]:[0-5][0-9]:[0-6][0-9]Z$'
+    # the pid is the program's: the file name says it too
+    run with_lib env AUTOGRAPH_STATS="$T/p-%p.json" "$PROGS/drv_link" --iters 1
+    local f
+    f="$(ls "$T" | grep '^p-[0-9]*\.json$')"
+    assert_equal "$(json_stat "$T/$f" pid).json" "${f#p-}"
+}
+
+@test "the README's keys table is generated from src/stats.def and checked" {
+    run "$ROOT/scripts/gen-options-doc" --check "$ROOT/README.md"
+    assert_success
+    grep -q '^| `ops_replayed` | integer (counter) | operations submitted inside graph launches |$' "$ROOT/README.md" ||
+        fail "README has no generated row for ops_replayed"
+    grep -v '^| `driver_version` ' "$ROOT/README.md" >"$T/README.md"
+    run --separate-stderr "$ROOT/scripts/gen-options-doc" --check "$T/README.md"
+    assert_failure
+    assert_regex "$stderr" 'the keys region is stale: differs for driver_version'
+}
+
+@test "file names: %p, %h, %n, %q{VAR} and %% are expanded" {
+    cd "$T"
+    run with_lib env AUTOGRAPH_STATS="s-%p-%h-%n-%q{AG_TEST_RANK}-%q{AG_TEST_UNSET}-100%%.json" \
+        AG_TEST_RANK=7 "$PROGS/drv_link" --iters 1
+    assert_success
+    local f
+    f="$(ls "$T" | grep '^s-.*\.json$')"
+    [ -n "$f" ] || fail "no statistics file in: $(ls -A "$T")"
+    assert_equal "$f" "s-$(json_stat "$f" pid)-$(hostname)-1-7--100%.json"
+}
+
+@test "a malformed file name template: one warning naming the fault, no file, program unaffected" {
+    local tmpl
+    mkdir "$T/cwd"
+    cd "$T/cwd"
+    run "$PROGS/drv_link" --iters 1
+    local plain="$output"
+    for tmpl in "s-%x.json" "s-%q{RANK.json" "./s%"; do
+        run --separate-stderr with_lib env AUTOGRAPH_STATS="$tmpl" "$PROGS/drv_link" --iters 1
+        assert_success
+        assert_equal "$output" "$plain"
+        assert_equal "$(printf '%s\n' "$stderr" | wc -l)" 1
+        [[ "$stderr" == "autograph: warning: AUTOGRAPH_STATS=$tmpl is not valid: expected a file path whose % escapes are "*"; using 0" ]] ||
+            fail "$tmpl: $stderr"
+    done
+    assert_regex "$stderr" '\(a % at the end'
+    run ls -A "$T/cwd"
+    assert_output ""
+}
+
+@test "the library measures itself: time per call, eager and graph launch cost, saving and share" {
+    run with_lib env AUTOGRAPH_STATS="$T/s.json" "$PROGS/drv_link" --iters 60 --kernels 4
+    assert_success
+    run python3 - "$T/s.json" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+calls = sum(sum(d.values()) for d in s["calls"].values())
+ops = (s["launches"] + s["host_functions"] + s["memsets"] + s["event_records"]
+       + sum(s["copies"].values()))
+assert s["replays"] > 0, "nothing replayed"
+# every launch wrapper is measured; pass-through queries are not
+assert s["launches"] <= s["self_calls"] < calls, (s["self_calls"], s["launches"], calls)
+assert s["self_ns_per_call"] > 0 and s["self_ns"] >= s["self_ns_per_call"]
+assert s["driver_ns"] > 0 and s["eager_ns_per_op"] > 0 and s["graph_launch_ns"] > 0
+assert abs(s["replayed_share"] - s["ops_replayed"] / ops) < 0.0006, (s["replayed_share"], ops)
+# the estimate from its parts (they are rounded down to whole ns)
+want = s["ops_replayed"] * s["eager_ns_per_op"] - s["replays"] * s["graph_launch_ns"]
+assert abs(s["launch_time_saved_ns"] - want) <= s["ops_replayed"] + s["replays"], (s["launch_time_saved_ns"], want)
+print("ok")
+PY
+    assert_output ok
+    # pass-through: nothing replayed, nothing saved, the library's time still measured
+    run with_lib env AUTOGRAPH=0 AUTOGRAPH_STATS="$T/off.json" "$PROGS/drv_link" --iters 60 --kernels 4
+    assert_success
+    assert_equal "$(json_stat "$T/off.json" replayed_share)" 0.0
+    assert_equal "$(json_stat "$T/off.json" launch_time_saved_ns)" 0
+    (( $(json_stat "$T/off.json" self_calls) >= 240 )) || fail "launches not measured"
 }

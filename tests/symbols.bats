@@ -6,14 +6,14 @@ setup() {
     _common_setup
 }
 
-@test "only dlsym, dlvsym and cu* names are exported" {
+@test "only dlsym, dlvsym, cu* and the signal disposition names are exported" {
     run bash -c "nm -D --defined-only '$LIB' | awk '{print \$3}'"
     assert_success
     assert_line dlsym
     assert_line dlvsym
     assert_line cuLaunchKernel
     assert_line cuGetProcAddress_v2
-    run bash -c "nm -D --defined-only '$LIB' | awk '{print \$3}' | grep -Ev '^(dlsym|dlvsym|cu[A-Z][A-Za-z0-9_]*)\$'"
+    run bash -c "nm -D --defined-only '$LIB' | awk '{print \$3}' | grep -Ev '^(dlsym|dlvsym|cu[A-Z][A-Za-z0-9_]*|sigaction|signal|bsd_signal|__sysv_signal|sysv_signal)\$'"
     assert_output ""
 }
 

@@ -18,7 +18,7 @@ BATS_FLAGS     ?=
 TEST_PROG_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D__CUDA_API_VERSION_INTERNAL \
 	-I$(CUDA_INCLUDE)
 TEST_PROG_DEPS := tests/progs/workload.c tests/progs/drv.h tests/kernels/ag_kernels.h
-TEST_PROGS := $(addprefix $(TEST_PROGS_DIR)/,drv_procaddr drv_dlsym drv_link)
+TEST_PROGS := $(addprefix $(TEST_PROGS_DIR)/,drv_procaddr drv_dlsym drv_link sig_end)
 
 $(TEST_PROGS_DIR)/drv_procaddr: tests/progs/door_procaddr.c $(TEST_PROG_DEPS)
 	@mkdir -p $(@D)
@@ -43,21 +43,40 @@ $(TEST_PROGS_DIR)/multidev: tests/progs/multidev.c
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 test-bats: $(TEST_PROGS_DIR)/multidev
 
+$(TEST_PROGS_DIR)/sig_end: tests/progs/sig_end.c
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64/stubs -lcuda
+
 # Unit tests: each tests/unit/test_X.c is linked with the library sources it tests.
 # $(LIB) first, so that the generated headers in $(BUILD)/gen exist.
 TEST_UNIT_CFLAGS := -std=c11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-D__CUDA_API_VERSION_INTERNAL -Isrc -I$(BUILD)/gen -I$(CUDA_INCLUDE)
-TEST_UNITS := $(TEST_UNIT_DIR)/test_config $(addprefix $(TEST_UNIT_DIR)/,test_op test_history \
-	test_detect test_kernels test_facts)
+TEST_UNITS := $(addprefix $(TEST_UNIT_DIR)/,test_config test_pathfmt test_names test_names_cxx \
+	test_op test_history test_detect test_kernels test_facts)
+CONFIG_SRC := src/config.c src/log.c src/pathfmt.c src/names.c
 
-$(TEST_UNIT_DIR)/test_config: tests/unit/test_config.c tests/unit/unit.h src/config.c src/log.c \
-		src/config.h src/log.h src/options.def $(LIB)
+$(TEST_UNIT_DIR)/test_config: tests/unit/test_config.c tests/unit/unit.h $(CONFIG_SRC) \
+		src/config.h src/log.h src/pathfmt.h src/names.h src/options.def $(LIB)
 	@mkdir -p $(@D)
-	$(CC) $(TEST_UNIT_CFLAGS) -o $@ $< src/config.c src/log.c
+	$(CC) $(TEST_UNIT_CFLAGS) -o $@ $< $(CONFIG_SRC)
+
+$(TEST_UNIT_DIR)/test_pathfmt: tests/unit/test_pathfmt.c tests/unit/unit.h src/pathfmt.c src/pathfmt.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_UNIT_CFLAGS) -o $@ $< src/pathfmt.c
+
+# The same test without and with libstdc++ in the process: both ways of reading names.
+$(TEST_UNIT_DIR)/test_names: tests/unit/test_names.c tests/unit/unit.h src/names.c src/names.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_UNIT_CFLAGS) -o $@ $< src/names.c -ldl
+
+$(TEST_UNIT_DIR)/test_names_cxx: tests/unit/test_names.c tests/unit/unit.h src/names.c src/names.h
+	@mkdir -p $(@D)
+	$(CC) $(TEST_UNIT_CFLAGS) -DEXPECT_LIBSTDCXX -o $@ $< src/names.c -ldl \
+		-Wl,--no-as-needed -lstdc++ -Wl,--as-needed
 
 # The engine's pure pieces, linked with every engine source and a stub of the real-driver
 # table (tests/unit/stub_driver.c) instead of the hook layer and libcuda.
-ENGINE_UNIT_SRC := $(wildcard src/engine/*.c) src/config.c src/log.c src/nvtx.c \
+ENGINE_UNIT_SRC := $(wildcard src/engine/*.c) $(CONFIG_SRC) src/nvtx.c \
 	tests/unit/stub_driver.c
 ENGINE_UNIT_DEPS := $(ENGINE_UNIT_SRC) $(wildcard src/engine/*.h) src/driver/real.h \
 	tests/unit/unit.h tests/unit/engine_fixture.h $(LIB)

@@ -4,9 +4,12 @@
 Input: cuda.h (and cudaProfiler.h) run through the C preprocessor with
 __CUDA_API_VERSION_INTERNAL, which declares every exported variant under its
 real symbol name (legacy, _v2, _v3, _ptsz, _ptds). Policy: classes.txt.
-Output (build/gen/): g_hook.h (ids, pointer types, custom-handler prototypes)
-and g_hook.c (three wrappers per function, one per door, and the sorted table
-the doors look names up in). Usage: gen_wrappers.py CPP_OUTPUT CLASSES OUTDIR
+Output (build/gen/): g_hook.h (ids, pointer types, custom-handler prototypes),
+g_hook.c (three wrappers per function, one per door, and the sorted table
+the doors look names up in) and g_real.h (the timed real-driver calls behind
+AG_REAL, src/driver/real.h). Wrappers of engine and barrier functions measure
+the library's own time (stats.h); pass-through ones stay one tail call.
+Usage: gen_wrappers.py CPP_OUTPUT CLASSES OUTDIR
 """
 import fnmatch
 import re
@@ -53,12 +56,23 @@ def classify(name, rows):
     return "barrier", "-", "-"
 
 
+def driver_kind(name, stat):
+    """What a real call of this function is for the self-measurement (stats.h): an
+    asynchronous stream operation submitted eagerly, a graph launch, or other."""
+    if stat == "graph":
+        return "AG_DRIVER_GRAPH_LAUNCH"
+    if stat in ("launch", "hostfn", "event") or (
+            stat.startswith("copy") or stat == "memset") and "Async" in name:
+        return "AG_DRIVER_EAGER_OP"
+    return "AG_DRIVER_OTHER"
+
+
 def body(name, cls, action, names):
     call_args = ", ".join(names)
     real = f"AG_REAL({name})({call_args})"
     per_thread = "1" if name.endswith(("_ptsz", "_ptds")) else "0"
     if cls == "pass":
-        return f"return {real};"
+        return f"return AG_REAL_RAW({name})({call_args});"
     if cls == "barrier":
         return f"ag_engine_barrier();\n\treturn {real};"
     if action == "custom":
@@ -110,6 +124,9 @@ def main():
         h.append(f"typedef CUresult (*ag_pfn_{n})({params});\n")
     h.append("\n")
     c = [HEADER, '#include "hook/hook.h"\n#include "driver/real.h"\n#include "engine/engine.h"\n\n']
+    r = [HEADER, "/* Included by driver/real.h: AG_REAL(name) is ag_real_call_<name>, the real function\n"
+         " * between two time-stamp counter reads. */\n",
+         "#ifndef AG_G_REAL_H\n#define AG_G_REAL_H\n\n#include \"stats.h\"\n\n"]
     table = []
     for n in names:
         params, pnames = decls[n]
@@ -118,9 +135,23 @@ def main():
         if action == "custom":
             h.append(f"CUresult ag_on_{n}({plist});\n")
         text = body(n, cls, action, pnames)
+        measured = cls in ("engine", "barrier")
         for door, fname, storage in DOORS:
-            c.append(f"{storage}CUresult {fname.format(n=n)}({plist})\n{{\n"
-                     f"\tag_stats_count_call(AG_FN_{n}, {door});\n\t{text}\n}}\n\n")
+            head = f"{storage}CUresult {fname.format(n=n)}({plist})\n{{\n"
+            if not measured:
+                c.append(f"{head}\tag_stats_count_call(AG_FN_{n}, {door});\n\t{text}\n}}\n\n")
+                continue
+            # the one return of the body becomes an assignment, so the exit can be timed
+            c.append(f"{head}\tstruct ag_stats_block *ag_b = ag_stats_block();\n"
+                     f"\tuint64_t ag_t0 = __rdtsc(), ag_d0 = ag_b->ticks[AG_T_DRIVER];\n"
+                     f"\tag_stats_bump(&ag_b->calls[AG_FN_{n}][{door}], 1);\n\tCUresult ag_rc;\n"
+                     f"\t{text.replace('return ', 'ag_rc = ', 1)}\n"
+                     f"\tag_stats_self(ag_b, ag_t0, ag_d0);\n\treturn ag_rc;\n}}\n\n")
+        r.append(f"static inline CUresult ag_real_call_{n}({plist})\n{{\n"
+                 f"\tuint64_t ag_t = __rdtsc();\n"
+                 f"\tCUresult ag_rc = ((ag_pfn_{n})ag_real_get(AG_FN_{n}))({', '.join(pnames)});\n"
+                 f"\tag_stats_driver_time({driver_kind(n, stat)}, __rdtsc() - ag_t);\n"
+                 f"\treturn ag_rc;\n}}\n\n")
         wrappers = ", ".join("(void *)" + f.format(n=n) for _, f, _ in DOORS)
         table.append(f'\t{{"{n}", {STATS[stat]}, {{{wrappers}}}}},\n')
     h.append("\n#endif\n")
@@ -129,8 +160,10 @@ def main():
     c.append("};\n\nconst char *const ag_fn_names[AG_FN_COUNT] = {\n")
     c += [f'\t"{n}",\n' for n in names]
     c.append("};\n")
+    r.append("#endif\n")
     open(f"{outdir}/g_hook.h", "w").write("".join(h))
     open(f"{outdir}/g_hook.c", "w").write("".join(c))
+    open(f"{outdir}/g_real.h", "w").write("".join(r))
 
 
 if __name__ == "__main__":

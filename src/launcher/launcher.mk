@@ -13,9 +13,9 @@ MANPAGE  := docs/autograph.1
 LAUNCHER_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-D__CUDA_API_VERSION_INTERNAL -DAG_VERSION=\"$(VERSION)\" \
 	-Isrc -I$(BUILD)/gen -I$(CUDA_INCLUDE)
-LAUNCHER_SRC := src/launcher/autograph.c src/config.c src/log.c
+LAUNCHER_SRC := src/launcher/autograph.c src/config.c src/log.c src/pathfmt.c src/names.c
 
-$(LAUNCHER): $(LAUNCHER_SRC) src/config.h src/log.h src/options.def src/launcher/launcher.mk $(LIB)
+$(LAUNCHER): $(LAUNCHER_SRC) src/config.h src/log.h src/pathfmt.h src/names.h src/options.def src/launcher/launcher.mk $(LIB)
 	$(CC) $(LAUNCHER_CFLAGS) -o $@ $(LAUNCHER_SRC)
 
 .PHONY: install-launcher

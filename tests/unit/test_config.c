@@ -1,7 +1,9 @@
 /* Unit tests of option parsing (src/config.c): ag_opt_parse for good and bad values of
- * every option type, bounds and k/M suffixes, ag_opt_list_match, a check that every row
- * of options.def parses its own default and rejects garbage, and one ag_opt_load from a
- * prepared environment with its stderr message captured. */
+ * every option type, bounds and k/M suffixes, file-name templates in AUTOGRAPH_STATS,
+ * ag_opt_list_match, kernel filters on mangled and qualified names, the closest option
+ * to a misspelt name, a check that every row of options.def parses its own default and
+ * rejects garbage, and one ag_opt_load from a prepared environment with its deferred
+ * warnings captured before and after ag_log_release. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -138,6 +140,70 @@ static void test_stats(void)
     const char *junk[] = {"", "2", "yes", "not-a-thing", "stats", "01"};
     for (size_t i = 0; i < sizeof junk / sizeof *junk; i++)
         BAD(STATS, junk[i], "0, 1 (summary on stderr) or a file path");
+    GOOD(STATS, "s-%p-%h-%n-%q{RANK}-100%%.json", 2);
+    BAD(STATS, "s-%x.json", "(%x is not one of %p %h %n %q{VAR} %%)");
+    BAD(STATS, "s-%q{RANK.json", "(%q must be followed by {VARIABLE})");
+    BAD(STATS, "./s%", "(a % at the end");
+}
+
+static void test_kernel_filters(void)
+{
+    struct {
+        const char *include, *exclude, *name;
+        int want;
+    } cases[] = {
+        {"", "", "_ZN2ns4kernEPf", 1},
+        {"ns::kern", "", "_ZN2ns4kernEPf", 1},
+        {"ns::*", "", "_ZN2ns4kernEPf", 1},
+        {"_ZN2ns4kernEPf", "", "_ZN2ns4kernEPf", 1},
+        {"ns::other", "", "_ZN2ns4kernEPf", 0},
+        {"", "ns::kern", "_ZN2ns4kernEPf", 0},
+        {"", "ns::k*", "_ZN2ns4kernEPf", 0},
+        {"", "_ZN2ns4kern*", "_ZN2ns4kernEPf", 0},
+        {"", "kern", "_ZN2ns4kernEPf", 1},
+        {"ag_*", "ag_big", "ag_add", 1},
+        {"ag_*", "ag_big", "ag_big", 0},
+        {"", "ag_add", "_Z6ag_addPfS_i", 0},
+        {"ns::scan*", "", "_ZN2ns4scanIiEEvPT_i", 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        ag_opt.text[AG_OPT_INCLUDE] = cases[i].include;
+        ag_opt.num[AG_OPT_INCLUDE] = cases[i].include[0] != '\0';
+        ag_opt.text[AG_OPT_EXCLUDE] = cases[i].exclude;
+        ag_opt.num[AG_OPT_EXCLUDE] = cases[i].exclude[0] != '\0';
+        int got = ag_opt_kernel_graphable(cases[i].name);
+        CHECK(got == cases[i].want, "INCLUDE=%s EXCLUDE=%s %s: %d, want %d", cases[i].include,
+              cases[i].exclude, cases[i].name, got, cases[i].want);
+    }
+    ag_opt.num[AG_OPT_INCLUDE] = ag_opt.num[AG_OPT_EXCLUDE] = 0;
+}
+
+static void test_closest(void)
+{
+    struct {
+        const char *name, *want;
+    } cases[] = {
+        {"AUTOGRAPH_WARMPU", "AUTOGRAPH_WARMUP"},
+        {"AUTOGRAPH_STAT", "AUTOGRAPH_STATS"},
+        {"AUTOGRAPH_MAXOPS", "AUTOGRAPH_MAX_OPS"},
+        {"AUTOGRAPH_FLUSH", "AUTOGRAPH_FLUSH_US"},
+        {"AUTOGRAPH_log", "AUTOGRAPH_LOG"},
+        {"AUTOGRAPH_WARMUP", NULL},
+        {"AUTOGRAPH_LIBRARY", NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *got = ag_opt_closest(cases[i].name, strlen(cases[i].name));
+        CHECK(cases[i].want ? got && strcmp(got, cases[i].want) == 0 : got == NULL,
+              "closest to %s: %s, want %s", cases[i].name, got ? got : "NULL",
+              cases[i].want ? cases[i].want : "NULL");
+    }
+    /* a name longer than any option is still a mistake with a closest option */
+    char longer[128] = "AUTOGRAPH_WARMUP";
+    memset(longer + 16, 'X', 100);
+    longer[116] = '\0';
+    const char *got = ag_opt_closest(longer, strlen(longer));
+    CHECK(got && strcmp(got, "AUTOGRAPH_WARMUP") == 0, "closest to a 116-character name: %s",
+          got ? got : "NULL");
 }
 
 static void test_list(void)
@@ -228,7 +294,9 @@ static void test_load(void)
         return;
     int saved = dup(2);
     dup2(fd, 2);
-    setenv("AUTOGRAPH_LOG", "error", 1);
+    setenv("AUTOGRAPH_LOG", "warn", 1);
+    setenv("AUTOGRAPH_WARMPU", "3", 1);
+    setenv("AUTOGRAPH_LIBRARY", "/x/libautograph.so", 1);
     setenv("AUTOGRAPH_WARMUP", "7", 1);
     setenv("AUTOGRAPH_MAX_OPS", "lots", 1);
     setenv("AUTOGRAPH_STATS", "./s.json", 1);
@@ -236,11 +304,16 @@ static void test_load(void)
     ag_opt_load();
     setenv("AUTOGRAPH_WARMUP", "9", 1);
     ag_opt_load(); /* a second load changes nothing */
+    char before[64] = "";
+    ssize_t n = pread(fd, before, sizeof before - 1, 0);
+    ag_log_release(); /* the first driver call */
+    ag_log_release(); /* and the next ones */
     dup2(saved, 2);
     close(saved);
 
     char buf[2048] = "";
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    CHECK(n == 0, "warnings written before the first driver call: %s", before);
+    n = pread(fd, buf, sizeof buf - 1, 0);
     buf[n > 0 ? n : 0] = '\0';
     close(fd);
     unlink(path);
@@ -253,9 +326,11 @@ static void test_load(void)
     CHECK(ag_opt.num[AG_OPT_INCLUDE] == 1 && strcmp(ag_opt.text[AG_OPT_INCLUDE], "ag_*") == 0,
           "INCLUDE not loaded");
     CHECK(ag_opt.num[AG_OPT_ENABLE] == 1, "ENABLE default %ld", ag_opt.num[AG_OPT_ENABLE]);
-    CHECK(ag_log_level == AG_LOG_ERROR, "log level %d, want error", ag_log_level);
-    const char *want = "autograph: error: AUTOGRAPH_MAX_OPS=lots is not valid: expected a whole "
-                       "number from 1 to 2048 (k and M suffixes allowed); using 1024\n";
+    CHECK(ag_log_level == AG_LOG_WARN, "log level %d, want warn", ag_log_level);
+    const char *want = "autograph: warning: AUTOGRAPH_MAX_OPS=lots is not valid: expected a whole "
+                       "number from 1 to 2048 (k and M suffixes allowed); using 1024\n"
+                       "autograph: warning: AUTOGRAPH_WARMPU is not an autograph variable "
+                       "(ignored); did you mean AUTOGRAPH_WARMUP?\n";
     CHECK(strcmp(buf, want) == 0, "stderr was \"%s\", want \"%s\"", buf, want);
 }
 
@@ -267,6 +342,8 @@ int main(void)
     test_stats();
     test_list();
     test_list_match();
+    test_kernel_filters();
+    test_closest();
     test_table();
     test_load();
     return unit_done();
