@@ -12,8 +12,10 @@ LAUNCHER := $(BUILD)/autograph
 MANPAGE  := docs/autograph.1
 
 # What --version prints and where the library is looked for relative to bin/. The
-# commit is "unknown" outside a git checkout (a release tarball) or without git.
-AG_COMMIT := $(or $(shell git -C $(CURDIR) describe --always --dirty --abbrev=12 2>/dev/null),unknown)
+# commit is "unknown" outside a git checkout (a release tarball) or without git; tags
+# are excluded so that it is always the hash, with -dirty for uncommitted changes.
+GIT ?= git
+AG_COMMIT := $(or $(shell $(GIT) -C $(CURDIR) describe --always --dirty --abbrev=12 --exclude='*' 2>/dev/null),unknown)
 LAUNCHER_DEFS := -DAG_VERSION=\"$(VERSION)\" -DAG_COMMIT=\"$(AG_COMMIT)\" -DAG_LIBDIR=\"$(LIBDIR)\"
 
 # The definitions above are baked into the binary, so it is rebuilt when they change:
