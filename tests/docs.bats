@@ -21,7 +21,14 @@ for doc in sys.argv[2:]:
     targets = re.findall(r"\]\(([^)\s]+)\)", text)
     bad += ["%s: %s (outside the repository)" % (doc, t)
             for t in re.findall(r"`(\.\./[^`]*)`", text)]
+    # GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens.
+    anchors = {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-")
+               for h in re.findall(r"^#+ (.*)$", text, re.M)}
     for t in targets:
+        if t.startswith("#"):
+            if t[1:] not in anchors:
+                bad.append("%s: %s (no such heading)" % (doc, t))
+            continue
         if re.match(r"[a-z]+:", t):
             bad.append("%s: %s (not a file of the repository)" % (doc, t))
             continue
