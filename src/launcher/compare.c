@@ -470,6 +470,10 @@ static void print_verdict(const char *what, const struct spread *plain, const st
 		       !plain->count ? "the plain runs" : "the library runs");
 		return;
 	}
+	if (plain->median == 0) {
+		printf("%s: %s (the plain median is 0: no ratio)\n", what, v);
+		return;
+	}
 	printf("%s: library/plain = %.4g (medians): %s%s\n", what, lib->median / plain->median, v,
 	       strcmp(v, "spread too large to conclude") == 0 ? " (the two ranges overlap)" :
 								 " (the two ranges do not overlap)");
@@ -561,11 +565,14 @@ static void json_spread(FILE *f, const char *name, const struct spread s[2], con
 				s[side].count);
 	}
 	const char *v = verdict(&s[0], &s[1]);
-	if (v)
-		fprintf(f, "\"ratio\": %.9g, \"verdict\": \"%s\"}%s\n", s[1].median / s[0].median, v,
-			last);
+	if (v && s[0].median != 0)
+		fprintf(f, "\"ratio\": %.9g, ", s[1].median / s[0].median);
 	else
-		fprintf(f, "\"ratio\": null, \"verdict\": null}%s\n", last);
+		fprintf(f, "\"ratio\": null, ");
+	if (v)
+		fprintf(f, "\"verdict\": \"%s\"}%s\n", v, last);
+	else
+		fprintf(f, "\"verdict\": null}%s\n", last);
 }
 
 static void write_json(const struct options *o, const struct run *runs, int nruns,
@@ -650,6 +657,7 @@ int ag_compare_main(int argc, char **argv)
 	static struct options o;
 	parse(argc, argv, &o);
 	ag_launch_find_library(o.lib, sizeof o.lib);
+	free(ag_launch_preload_value(o.lib, NULL)); /* a path LD_PRELOAD cannot hold: say so once, here */
 	const char *tmp = getenv("TMPDIR");
 	snprintf(o.stats_dir, sizeof o.stats_dir, "%s/autograph-compare.XXXXXX",
 		 tmp && *tmp ? tmp : "/tmp");
