@@ -55,17 +55,19 @@ static void print_help(void)
 	       "  %-*s  this text\n"
 	       "  %-*s  print the version, the CUDA headers it was built with and the commit\n"
 	       "  %-*s  print the variables it would set, and run nothing\n"
-	       "\nautograph compare runs the program once to warm up, then N times (default 5)\n"
-	       "without and N times with the library, alternating which goes first, and prints\n"
-	       "per side the median, range and median absolute deviation of the wall time (and of\n"
-	       "--metric REGEX: its first group, from the last matching line of stdout), their\n"
-	       "ratio, the share of operations replayed, and whether the outputs differ. The\n"
-	       "options above apply to the library side. --json FILE writes all of it.\n"
-	       "Exit status: 0; 1 if the two sides' stdout or exit status differ; 2 usage error.\n"
 	       "\nEnvironment: AUTOGRAPH_LIBRARY names the library to preload; by default it is\n"
 	       "libautograph.so beside this program or in ../%s relative to it.\n"
 	       "Exit status: the program's; 2 usage error; 126 program not executable;\n"
-	       "127 program or library not found.\n",
+	       "127 program or library not found.\n"
+	       "\nautograph compare runs the program once to warm up, then N times (default 5)\n"
+	       "without and N times with the library, alternating which goes first, and prints\n"
+	       "per side the median, range (min-max) and median absolute deviation of the wall\n"
+	       "time (and of --metric REGEX: its first group, on the last line of stdout that\n"
+	       "matches), their ratio, the share of operations replayed, and whether the outputs\n"
+	       "differ. \"spread too large to conclude\" means the two sides' ranges overlap. The\n"
+	       "options above apply to the library side. --json FILE writes all of it.\n"
+	       "Its exit status: 0; 1 if the two sides' stdout or exit status differ; 2 usage\n"
+	       "error; 127 program or library not found.\n",
 	       width, "-h, --help", width, "--version", width, "--print-env", AG_LIBDIR);
 }
 

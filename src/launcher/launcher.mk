@@ -12,10 +12,12 @@ LAUNCHER := $(BUILD)/autograph
 MANPAGE  := docs/autograph.1
 
 # What --version prints and where the library is looked for relative to bin/. The
-# commit is "unknown" outside a git checkout (a release tarball) or without git; tags
-# are excluded so that it is always the hash, with -dirty for uncommitted changes.
+# commit is "unknown" outside a git checkout (a release tarball) or without git. Only
+# read-only git commands: `sudo make install` in a user's checkout must neither write
+# into its .git (as a -dirty check refreshing the index would) nor, for want of
+# safe.directory, see a different commit and rebuild the launcher as root.
 GIT ?= git
-AG_COMMIT := $(or $(shell $(GIT) -C $(CURDIR) describe --always --dirty --abbrev=12 --exclude='*' 2>/dev/null),unknown)
+AG_COMMIT := $(or $(shell $(GIT) -c safe.directory='*' -C $(CURDIR) rev-parse --short=12 HEAD 2>/dev/null),unknown)
 LAUNCHER_DEFS := -DAG_VERSION=\"$(VERSION)\" -DAG_COMMIT=\"$(AG_COMMIT)\" -DAG_LIBDIR=\"$(LIBDIR)\"
 
 # The definitions above are baked into the binary, so it is rebuilt when they change:
