@@ -23,12 +23,16 @@
  *   the first differing line, as is a differing exit status. Exit status 1
  *   then, so that scripts can use compare as a differential test.
  * - stdin is /dev/null (the program runs 2N+1 times); stderr is passed through.
+ * - Ctrl-C or SIGTERM reaches the program (same process group) and is noted
+ *   here; once the run ends, the temporary statistics are removed and compare
+ *   exits 128 + the signal's number, as a shell would report it.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <regex.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +74,14 @@ struct options {
 	char lib[PATH_MAX];
 	char stats_dir[PATH_MAX];
 };
+
+/* The signal that asked compare to stop, 0 if none: set by on_signal(), read between runs. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
 
 static void fatal_errno(const char *what)
 {
@@ -198,6 +210,23 @@ static void child(const struct options *o, enum side side, int index, int outfd,
 	_exit(err == ENOENT ? AG_EXIT_NOT_FOUND : AG_EXIT_CANNOT_RUN);
 }
 
+/* Removes the temporary statistics directory and whatever is left in it. */
+static void remove_stats_dir(const struct options *o)
+{
+	DIR *d = opendir(o->stats_dir);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			char path[PATH_MAX + 256];
+			snprintf(path, sizeof path, "%s/%s", o->stats_dir, e->d_name);
+			if (e->d_name[0] != '.')
+				unlink(path);
+		}
+		closedir(d);
+	}
+	rmdir(o->stats_dir);
+}
+
 /* Sums the counters of every statistics file run index left, and removes them. */
 static void read_stats(const struct options *o, int index, struct run *r)
 {
@@ -293,6 +322,13 @@ static void run_once(const struct options *o, enum side side, int index, int pai
 	find_metric(o, r);
 	if (side == LIBRARY)
 		read_stats(o, index, r);
+	if (stop_signal) {
+		remove_stats_dir(o);
+		ag_log_msg(AG_LOG_ERROR, "compare: stopped by signal %d (%s) after %s run %d; nothing "
+			   "summarized", (int)stop_signal, strsignal(stop_signal),
+			   pair ? side_name[side] : "the warm-up", pair);
+		exit(128 + stop_signal);
+	}
 	if (isatty(2))
 		ag_log_msg(AG_LOG_INFO, "compare: %s %d: %.3f s, exit status %d",
 			   pair ? side_name[side] : "warm-up", pair, r->wall_s, r->status);
@@ -663,6 +699,11 @@ int ag_compare_main(int argc, char **argv)
 		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(o.stats_dir))
 		fatal_errno("creating a temporary directory for the statistics");
+	/* No SA_RESTART: waitpid and read see EINTR and go on; exec resets the handlers. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 
 	int nruns = 1 + 2 * o.n;
 	struct run *runs = calloc((size_t)nruns, sizeof *runs);
@@ -677,7 +718,7 @@ int ag_compare_main(int argc, char **argv)
 		run_once(&o, first == PLAIN ? LIBRARY : PLAIN, k, pair, &runs[k]);
 		k++;
 	}
-	rmdir(o.stats_dir);
+	remove_stats_dir(&o);
 
 	struct diff d;
 	compare_outputs(&o, runs, nruns, &d);
