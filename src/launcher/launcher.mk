@@ -48,5 +48,5 @@ install-launcher: $(LAUNCHER) $(MANPAGE)
 uninstall-launcher:
 	rm -f $(DESTDIR)$(PREFIX)/bin/autograph $(DESTDIR)$(PREFIX)/share/man/man1/autograph.1
 
-# tests/tools.bats runs the launcher.
+# tests/launcher*.bats, compare.bats and install.bats run the launcher.
 test-bats: $(LAUNCHER)
