@@ -11,6 +11,8 @@ NVCC      ?= $(CUDA_HOME)/bin/nvcc
 PYTHON    ?= python3
 BUILD     ?= build
 PREFIX    ?= /usr/local
+LIBDIR    ?= lib
+STRIP     ?= strip
 VERSION   := 0.1.0
 
 LIB_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC -fvisibility=hidden \
@@ -25,8 +27,10 @@ LIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%,$(LIB_SRC:.c=.o) $(LIB_ASM:.S=.o)) $(
 LIB     := $(BUILD)/libautograph.so
 GEN     := $(BUILD)/gen/g_hook.h $(BUILD)/gen/g_hook.c $(BUILD)/gen/g_real.h
 
-.PHONY: all lib test demo install clean docs-check
-all: lib $(LAUNCHER)
+# Plain `make`: the library and the launcher ($(LAUNCHER) is defined by launcher.mk,
+# included below, so the name is used here and not the variable).
+.PHONY: all lib test demo install uninstall clean docs-check
+all: lib launcher
 
 lib: $(LIB)
 
@@ -63,9 +67,18 @@ include src/launcher/launcher.mk
 -include tests/fakecuda/fakecuda.mk
 -include apps/apps.mk
 
+.PHONY: launcher
+launcher: $(LAUNCHER)
+
+# PREFIX, LIBDIR (lib/x86_64-linux-gnu on Debian) and DESTDIR (staged installs) as in
+# the GNU conventions. Installed copies are stripped; build/ keeps the debug info.
 install: $(LIB) install-launcher
-	install -d $(DESTDIR)$(PREFIX)/lib
-	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libautograph.so
+	install -d $(DESTDIR)$(PREFIX)/$(LIBDIR)
+	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/$(LIBDIR)/libautograph.so
+	$(STRIP) --strip-unneeded $(DESTDIR)$(PREFIX)/$(LIBDIR)/libautograph.so
+
+uninstall: uninstall-launcher
+	rm -f $(DESTDIR)$(PREFIX)/$(LIBDIR)/libautograph.so
 
 # The main job: the tiny-kernel program eager, under autograph and hand-graphed on a
 # GPU; without one, the same story on the CPU stand-in (what is graphed, no timings).
