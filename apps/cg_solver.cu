@@ -3,13 +3,13 @@
 // cuSPARSE the way NVIDIA's conjugateGradient sample is: cusparseSpMV for A p,
 // cublasSaxpy / cublasSscal / cublasScopy for the vector updates and cublasSdot
 // in host pointer mode, so every iteration has two dot products whose results
-// the host waits for before computing the next scalars. The scalars change every
-// iteration and reach the kernels as arguments: the stream repeats in shape, not
-// in argument values, and is cut by two device-to-host copies per iteration.
-// Every run does exactly --warmup + --iters iterations (no early exit), so the
-// timed loop has the same length whatever the convergence. --check recomputes
-// the true residual |b - A x| / |b| on the host in double and compares it with
-// --tol. kernels_launched is 0 (every kernel is launched by the libraries);
+// the host waits for before computing the next scalars. Within a solve the
+// scalars change every iteration and reach the kernels as arguments, and each
+// iteration is cut by two device-to-host copies. One
+// timed iteration is one whole solve from x = 0 until |r| <= --tol |b| (the
+// same system every time, so solves repeat exactly, scalars included).
+// --check recomputes the true residual |b - A x| / |b| on the host in double.
+// kernels_launched is 0 (every kernel is launched by the libraries);
 // blas_calls and sparse_calls count the library calls.
 #include <cublas_v2.h>
 #include <cusparse.h>
@@ -17,7 +17,10 @@
 #include "common.h"
 
 static const char *USAGE =
-    "usage: cg_solver [--iters N] [--warmup N] [--size S] [--tol T] [--check]";
+    "usage: cg_solver [--iters SOLVES] [--warmup SOLVES] [--size S] [--tol T] [--check]";
+
+// The sample's bound on the iterations of one solve.
+static const long MAX_CG_ITERS = 10000;
 
 #define CHECK_BLAS(call)                                                     \
     do {                                                                     \
@@ -90,31 +93,35 @@ static double true_residual(const Csr &a, const std::vector<float> &b, const std
 int main(int argc, char **argv)
 {
     Options opt(argc, argv, USAGE);
-    long iters = opt.get_int("--iters", 590, 1);
-    long warmup = opt.get_int("--warmup", 10, 1);
+    long iters = opt.get_int("--iters", 20, 1);
+    long warmup = opt.get_int("--warmup", 3, 1);
     int s = (int)opt.get_int("--size", 128, 2);
-    double tol = opt.get_double("--tol", 1e-4);
+    double tol = opt.get_double("--tol", 1e-5);
     bool check = opt.flag("--check");
     opt.finish();
 
     Csr a = laplacian(s);
     int n = a.n, nnz = (int)a.val.size();
     Rng rng(4242);
-    std::vector<float> b(n), x(n, 0.0f);
+    std::vector<float> b(n), x(n);
     rng.fill(b, -1.0f, 1.0f);
+    double bb = 0.0;
+    for (float v : b)
+        bb += (double)v * v;
+    // The sample's stopping test, r.r > tol^2, made relative to |b|.
+    const float stop_r1 = (float)(tol * tol * bb);
 
     int *d_row, *d_col;
-    float *d_val, *d_x, *d_r, *d_p, *d_ap;
+    float *d_val, *d_b, *d_x, *d_r, *d_p, *d_ap;
     CHECK(cudaMalloc(&d_row, (n + 1) * sizeof(int)));
     CHECK(cudaMalloc(&d_col, nnz * sizeof(int)));
     CHECK(cudaMalloc(&d_val, nnz * sizeof(float)));
-    for (float **v : {&d_x, &d_r, &d_p, &d_ap})
+    for (float **v : {&d_b, &d_x, &d_r, &d_p, &d_ap})
         CHECK(cudaMalloc(v, n * sizeof(float)));
     CHECK(cudaMemcpy(d_row, a.row.data(), (n + 1) * sizeof(int), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_col, a.col.data(), nnz * sizeof(int), cudaMemcpyHostToDevice));
     CHECK(cudaMemcpy(d_val, a.val.data(), nnz * sizeof(float), cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(d_x, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-    CHECK(cudaMemcpy(d_r, b.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_b, b.data(), n * sizeof(float), cudaMemcpyHostToDevice));
 
     cublasHandle_t blas;
     cusparseHandle_t sparse;
@@ -137,63 +144,67 @@ int main(int argc, char **argv)
     void *d_buffer;
     CHECK(cudaMalloc(&d_buffer, buffer_size ? buffer_size : 1));
 
+    // One solve from x = 0 (so r = b), the sample's loop; returns its iterations.
     long blas_calls = 0, sparse_calls = 0;
-    // x0 = 0, so r0 = b; the first direction is r0.
-    float r1;
-    CHECK_BLAS(cublasSdot(blas, n, d_r, 1, d_r, 1, &r1));
-    ++blas_calls;
-    float r0 = r1;
-    long k = 0;
-    auto iteration = [&]() {
-        if (k == 0) {
-            CHECK_BLAS(cublasScopy(blas, n, d_r, 1, d_p, 1));
-            ++blas_calls;
-        } else {
-            float beta = r1 / r0;
-            CHECK_BLAS(cublasSscal(blas, n, &beta, d_p, 1));
-            CHECK_BLAS(cublasSaxpy(blas, n, &one, d_r, 1, d_p, 1));
-            blas_calls += 2;
-        }
-        CHECK_SPARSE(cusparseSpMV(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat, vec_p,
-                                  &zero, vec_ap, CUDA_R_32F, alg, d_buffer));
-        ++sparse_calls;
-        float pap;
-        CHECK_BLAS(cublasSdot(blas, n, d_p, 1, d_ap, 1, &pap));
-        float alpha = r1 / pap, minus_alpha = -alpha;
-        CHECK_BLAS(cublasSaxpy(blas, n, &alpha, d_p, 1, d_x, 1));
-        CHECK_BLAS(cublasSaxpy(blas, n, &minus_alpha, d_ap, 1, d_r, 1));
-        r0 = r1;
+    float r1 = 0.0f;
+    auto solve = [&]() {
+        CHECK(cudaMemsetAsync(d_x, 0, n * sizeof(float), 0));
+        CHECK(cudaMemcpyAsync(d_r, d_b, n * sizeof(float), cudaMemcpyDeviceToDevice, 0));
         CHECK_BLAS(cublasSdot(blas, n, d_r, 1, d_r, 1, &r1));
-        blas_calls += 4;
-        ++k;
+        ++blas_calls;
+        float r0 = r1;
+        long k = 0;
+        while (r1 > stop_r1 && k < MAX_CG_ITERS) {
+            if (k == 0) {
+                CHECK_BLAS(cublasScopy(blas, n, d_r, 1, d_p, 1));
+                ++blas_calls;
+            } else {
+                float beta = r1 / r0;
+                CHECK_BLAS(cublasSscal(blas, n, &beta, d_p, 1));
+                CHECK_BLAS(cublasSaxpy(blas, n, &one, d_r, 1, d_p, 1));
+                blas_calls += 2;
+            }
+            CHECK_SPARSE(cusparseSpMV(sparse, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, mat,
+                                      vec_p, &zero, vec_ap, CUDA_R_32F, alg, d_buffer));
+            ++sparse_calls;
+            float pap;
+            CHECK_BLAS(cublasSdot(blas, n, d_p, 1, d_ap, 1, &pap));
+            float alpha = r1 / pap, minus_alpha = -alpha;
+            CHECK_BLAS(cublasSaxpy(blas, n, &alpha, d_p, 1, d_x, 1));
+            CHECK_BLAS(cublasSaxpy(blas, n, &minus_alpha, d_ap, 1, d_r, 1));
+            r0 = r1;
+            CHECK_BLAS(cublasSdot(blas, n, d_r, 1, d_r, 1, &r1));
+            blas_calls += 4;
+            ++k;
+        }
+        return k;
     };
 
     for (long i = 0; i < warmup; ++i)
-        iteration();
+        solve();
     cudaEvent_t start, stop;
     CHECK(cudaEventCreate(&start));
     CHECK(cudaEventCreate(&stop));
     CHECK(cudaEventRecord(start, 0));
+    long cg_iters = 0;
     for (long i = 0; i < iters; ++i)
-        iteration();
+        cg_iters = solve();
     CHECK(cudaEventRecord(stop, 0));
     CHECK(cudaEventSynchronize(stop));
     float total_ms;
     CHECK(cudaEventElapsedTime(&total_ms, start, stop));
 
     CHECK(cudaMemcpy(x.data(), d_x, n * sizeof(float), cudaMemcpyDeviceToHost));
-    double bnorm = 0.0;
-    for (float v : b)
-        bnorm += (double)v * v;
-    // The recursive residual CG itself computed, relative, rounded so that the
-    // line stays comparable; the true residual is --check's business.
-    double cg_res = sqrt((double)r1 / bnorm);
+    // The residual CG itself computed, relative; the true one is --check's.
+    double cg_res = sqrt((double)r1 / bb);
     CheckState state = CHECK_SKIPPED;
     if (check) {
+        // float32 CG reaches about 1e-5 in the true residual on this matrix,
+        // whatever the recursive one says; ten times --tol leaves room for that.
         double res = true_residual(a, b, x);
-        bool ok = std::isfinite(res) && res <= tol;
-        fprintf(stderr, "check cg_solver: true_residual=%.3e cg_residual=%.3e tol=%.1e %s\n", res,
-                cg_res, tol, ok ? "ok" : "FAIL");
+        bool ok = std::isfinite(res) && res <= 10 * tol;
+        fprintf(stderr, "check cg_solver: true_residual=%.3e cg_residual=%.3e limit=%.1e %s\n",
+                res, cg_res, 10 * tol, ok ? "ok" : "FAIL");
         state = ok ? CHECK_PASS : CHECK_FAIL;
     }
 
@@ -205,12 +216,12 @@ int main(int argc, char **argv)
     CHECK_SPARSE(cusparseDestroySpMat(mat));
     CHECK_SPARSE(cusparseDestroy(sparse));
     CHECK_BLAS(cublasDestroy(blas));
-    for (void *p : {(void *)d_row, (void *)d_col, (void *)d_val, (void *)d_x, (void *)d_r,
-                    (void *)d_p, (void *)d_ap})
+    for (void *p : {(void *)d_row, (void *)d_col, (void *)d_val, (void *)d_b, (void *)d_x,
+                    (void *)d_r, (void *)d_p, (void *)d_ap})
         CHECK(cudaFree(p));
 
     std::string fields = fmt("n=%d cg_iters=%ld blas_calls=%ld sparse_calls=%ld "
                              "cg_residual=%.4e checksum=%.6e",
-                             n, k, blas_calls, sparse_calls, cg_res, checksum(x));
+                             n, cg_iters, blas_calls, sparse_calls, cg_res, checksum(x));
     return report("cg_solver", "eager", iters, fields, state, total_ms);
 }
