@@ -8,7 +8,7 @@ scripts/bench and scripts/gpu/workloads.sh read:
 
 The result line holds no times or addresses, so it must be byte-identical with
 and without libautograph. time_per_iter_us repeats us_per_iter under the name
-issue 9 gives it; the bench reads either.
+issue 9 gives it; scripts/bench reads us_per_iter.
 """
 import argparse
 import sys
