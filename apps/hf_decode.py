@@ -85,7 +85,7 @@ def generate_static_loop(torch, model, prompt, args):
 
     def advance(nxt):
         pos.add_(1)
-        seq.scatter_(1, pos, nxt)
+        seq.copy_(torch.where(slots == pos, nxt, seq))  # seq[pos] = nxt, no host index
         tok.copy_(nxt)
 
     def prefill():
@@ -155,7 +155,10 @@ def main():
     if args.mode != "eager" and args.cache != "static":
         p.error(f"--mode {args.mode} needs --cache static (dynamic shapes cannot be replayed)")
 
-    torch = import_torch("hf_decode")
+    # Greedy decoding is deterministic as it is (cuBLAS with a fixed workspace,
+    # attention and argmax without atomics), and generate() in real use runs
+    # without torch.use_deterministic_algorithms, so it stays off here.
+    torch = import_torch("hf_decode", deterministic_algorithms=False)
     model, prompt = build(torch, args)
     make = generate_eager if args.mode == "eager" else generate_static_loop
     iteration = make(torch, model, prompt, args)

@@ -35,8 +35,11 @@ class Workload:
         self.step, self.state, self.stateful = step, state, stateful
 
 
-def import_torch(app):
-    """Imports torch and makes runs deterministic; exits 2 without a GPU."""
+def import_torch(app, deterministic_algorithms=True):
+    """Imports torch and makes runs deterministic; exits 2 without a GPU.
+    deterministic_algorithms=False leaves torch.use_deterministic_algorithms
+    off, for a workload that is deterministic without it (its replacements
+    and the filling of new tensors add work a real program does not have)."""
     # cuBLAS needs this before its first handle is created to be deterministic.
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     import torch
@@ -48,7 +51,8 @@ def import_torch(app):
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.deterministic = True
     torch.backends.cudnn.benchmark = False
-    torch.use_deterministic_algorithms(True, warn_only=True)
+    if deterministic_algorithms:
+        torch.use_deterministic_algorithms(True, warn_only=True)
     return torch
 
 
