@@ -134,8 +134,8 @@ int main(int argc, char **argv)
     CHECK_SPARSE(cusparseCreateDnVec(&vec_p, n, d_p, CUDA_R_32F));
     CHECK_SPARSE(cusparseCreateDnVec(&vec_ap, n, d_ap, CUDA_R_32F));
 
-    // CSR_ALG1 rather than the default: its results are bit-wise the same from
-    // run to run, which the result line needs.
+    // CSR_ALG1 named rather than left to the default's choice, so that every run
+    // takes the same kernel and order of sums: the result line must not vary.
     const cusparseSpMVAlg_t alg = CUSPARSE_SPMV_CSR_ALG1;
     const float one = 1.0f, zero = 0.0f;
     size_t buffer_size = 0;
