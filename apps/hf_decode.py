@@ -100,12 +100,12 @@ def generate_static_loop(torch, model, prompt, args):
         def step():
             advance(forward_one(tok, pos))
         # Warm up on a side stream (the static cache allocates on first use),
-        # then capture one step.
+        # then capture one step. No more steps than the cache has slots for.
         side = torch.cuda.Stream()
         side.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side), torch.no_grad():
             prefill()
-            for _ in range(3):
+            for _ in range(min(3, args.tokens - 1)):
                 step()
         torch.cuda.current_stream().wait_stream(side)
         graph = torch.cuda.CUDAGraph()
