@@ -19,6 +19,7 @@ APPS_NVCCFLAGS ?= -O2 -arch=sm_90 -std=c++17 -Xcompiler -Wall,-Wextra
 APPS_LDFLAGS   ?= -Xlinker -rpath=$(CUDA_HOME)/lib64
 # Per-program extra libraries: APPS_LIBS_<name>.
 APPS_LIBS_mlp_cublas := -lcublas
+APPS_LIBS_cg_solver  := -lcublas -lcusparse
 
 APPS_FLAGS_static :=
 APPS_FLAGS_shared := -cudart shared

@@ -217,8 +217,9 @@ static inline int report(const char *app, const char *mode, long iters, const st
     static const char *names[] = {"skipped", "pass", "FAIL"};
     printf("result: app=%s mode=%s iters=%ld kernels_launched=%lld %s check=%s\n", app, mode,
            iters, g_kernels_launched, fields.c_str(), names[check]);
-    printf("timing: us_per_iter=%.3f total_ms=%.3f\n", iters > 0 ? total_ms * 1e3 / iters : 0.0,
-           total_ms);
+    // time_per_iter_us repeats us_per_iter under the name issue 9 gives it.
+    double us = iters > 0 ? total_ms * 1e3 / iters : 0.0;
+    printf("timing: us_per_iter=%.3f total_ms=%.3f time_per_iter_us=%.3f\n", us, total_ms, us);
     fflush(stdout);
     return check == CHECK_FAIL ? 1 : 0;
 }
