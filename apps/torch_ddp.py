@@ -24,10 +24,8 @@ import time
 # cuBLAS needs this before its first handle is created to be deterministic.
 os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 
-import torch  # noqa: E402
-import torch.distributed as dist  # noqa: E402
-from torch import nn  # noqa: E402
-from torch.nn.parallel import DistributedDataParallel  # noqa: E402
+# torch is imported after the options are read, so --help works without it.
+torch = dist = nn = DistributedDataParallel = None
 
 LAYERS, WIDTH, BATCH = 4, 256, 32
 
@@ -75,7 +73,12 @@ def compare(path, losses, weights):
 
 
 def main():
+    global torch, dist, nn, DistributedDataParallel
     args = parse_args()
+    import torch
+    import torch.distributed as dist
+    from torch import nn
+    from torch.nn.parallel import DistributedDataParallel
     rank, world, local = (int(os.environ[k]) for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK"))
     if not torch.cuda.is_available():
         print("torch_ddp: CUDA is not available", file=sys.stderr)

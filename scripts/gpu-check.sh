@@ -10,8 +10,13 @@
 #      torch.profiler's (difference between two run lengths, so start-up cancels);
 #   4. pass-through cost per launch (AUTOGRAPH=0 against no library);
 #   5. make demo;
-#   6. scripts/bench: every program eager, under autograph and hand-graphed.
-# Every program run is bounded by a timeout. A table comes last; the logs are
+#   6. scripts/bench: every program eager, under autograph and hand-graphed;
+#   7. the scripts of scripts/gpu/ (issue 8's patterns and the fuzzer, the report's
+#      self-measurement and SIGTERM file, autograph compare, the real workloads, several
+#      devices), each printing its own rows.
+# GPU_SECTIONS (default: all) picks sections by name: interpose torch passthrough demo
+# bench holes adversary report compare workloads multidev. Apps are built here unless
+# build/apps was carried. Every program run is bounded by a timeout. A table comes last; the logs are
 # packed into $OUT/logs.tgz ($OUT: the device tool's, or /tmp/gpu-check), the
 # benchmark's raw numbers are $OUT/bench-cpp.json and $OUT/bench-torch.json.
 set -u
@@ -38,6 +43,8 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 nvcc_v=$(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' | head -1)
 commit=$(git rev-parse --short HEAD 2>/dev/null || cat build/COMMIT 2>/dev/null || echo unknown)
 echo "gpu: $gpu; $nvcc_v; commit $commit; $(date -u +%F)" | tee "$OUT/facts.txt"
+SECTIONS=" ${GPU_SECTIONS:-interpose torch passthrough demo bench holes adversary report compare workloads multidev} "
+want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 [ -x build/apps/static/tiny_kernels ] || make apps >"$LOGS/build.log" 2>&1 || {
 	echo "building apps failed"; tail -20 "$LOGS/build.log"; exit 1; }
 
@@ -50,7 +57,7 @@ declare -A ARGS=(
 	[never_repeat]="--iters 200 --check"
 	[multi_stream]="--iters 200 --check"
 )
-for variant in static shared ptds; do
+want interpose && for variant in static shared ptds; do
 	for app in tiny_kernels jacobi mlp_cublas long_kernels never_repeat multi_stream; do
 		bin=build/apps/$variant/$app
 		base=$LOGS/$variant-$app
@@ -77,7 +84,7 @@ for variant in static shared ptds; do
 	done
 done
 
-for prog in build/progs/drv_*; do
+want interpose && for prog in build/progs/drv_*; do
 	[ -x "$prog" ] || continue
 	name=$(basename "$prog")
 	for mode in "" "--ptds"; do
@@ -102,7 +109,7 @@ done
 
 # --- 3. PyTorch ------------------------------------------------------------------
 export PYTHONUNBUFFERED=1
-for script in torch_elementwise torch_mlp torch_transformer torch_train; do
+want torch && for script in torch_elementwise torch_mlp torch_transformer torch_train; do
 	base=$LOGS/$script
 	timeout 300 env LD_PRELOAD=$LIB AUTOGRAPH_STATS=$base.20.json python3 apps/$script.py --iters 20 --check >"$base.ag" 2>"$base.ag.err"
 	rc2=$?
@@ -136,17 +143,19 @@ done
 us() { timeout 120 env "$@" 2>/dev/null | grep -o 'us_per_iter=[0-9.]*' | cut -d= -f2; }
 stat2() { sort -n | awk '{a[NR]=$1} END {printf "%s %s", a[int((NR+1)/2)], a[1]}'; }
 p=(); o=()
-for r in $(seq 11); do
+want passthrough && for r in $(seq 11); do
 	p+=("$(us X=1 build/apps/static/tiny_kernels --n 100 --iters 1000 --mode eager)")
 	o+=("$(us AUTOGRAPH=0 LD_PRELOAD=$LIB build/apps/static/tiny_kernels --n 100 --iters 1000 --mode eager)")
 done
-read -r pmed pmin <<<"$(printf '%s\n' "${p[@]}" | stat2)"
-read -r omed omin <<<"$(printf '%s\n' "${o[@]}" | stat2)"
-row "pass-through cost (AUTOGRAPH=0)" info "$(python3 -c "print(f'{($omed-$pmed)*10:+.0f} ns per launch by medians, {($omin-$pmin)*10:+.0f} by minima (eager {$pmed*10:.0f} ns per launch)')")"
+want passthrough && read -r pmed pmin <<<"$(printf '%s\n' "${p[@]}" | stat2)"
+want passthrough && read -r omed omin <<<"$(printf '%s\n' "${o[@]}" | stat2)"
+want passthrough && row "pass-through cost (AUTOGRAPH=0)" info "$(python3 -c "print(f'{($omed-$pmed)*10:+.0f} ns per launch by medians, {($omin-$pmin)*10:+.0f} by minima (eager {$pmed*10:.0f} ns per launch)')")"
 
 # --- 5. make demo ----------------------------------------------------------------------
 # The carried build is up to date; -o keeps make from rebuilding it here.
-if timeout 120 make -o build/libautograph.so -o build/autograph -o build/apps/static/tiny_kernels demo >"$LOGS/demo.log" 2>&1; then
+if ! want demo; then
+	:
+elif timeout 120 make -o build/libautograph.so -o build/autograph -o build/apps/static/tiny_kernels demo >"$LOGS/demo.log" 2>&1; then
 	row "make demo" ok "$(grep -i 'speed-up\|share' "$LOGS/demo.log" | head -2 | tr '\n' ' ')"
 else
 	row "make demo" FAIL "$(tail -2 "$LOGS/demo.log" | tr '\n' ' ')"
@@ -154,7 +163,7 @@ fi
 
 # --- 6. benchmark: every program eager, under autograph, hand-graphed -------------------
 # C++ programs and PyTorch scripts in two runs, so that a cut-off keeps the first.
-for part in cpp:'^(tiny|jacobi|mlp|long|never|multi)' torch:'^torch'; do
+want bench && for part in cpp:'^(tiny|jacobi|mlp|long|never|multi)' torch:'^torch'; do
 	name=${part%%:*}
 	timeout 400 python3 scripts/bench --lib "$LIB" --apps build/apps/static --out "$LOGS/bench-$name" \
 		--repeats 5 --py-repeats 2 --only "${part#*:}" >"$LOGS/bench-$name.md" 2>"$LOGS/bench-$name.err"
@@ -163,6 +172,21 @@ for part in cpp:'^(tiny|jacobi|mlp|long|never|multi)' torch:'^torch'; do
 	[ $rc -eq 0 ] && st=ok || st=FAIL
 	row "bench $name (scripts/bench)" $st "exit $rc; table below, raw numbers in \$OUT/bench-$name.json"
 	cat "$LOGS/bench-$name.md" >&2
+done
+
+# --- 7. scripts/gpu/: each prints rows | check | ok/FAIL/info | detail | last ------------
+for part in holes adversary report compare workloads multidev; do
+	want $part && [ -x scripts/gpu/$part.sh ] || continue
+	timeout 200 env OUT="$OUT" bash scripts/gpu/$part.sh >"$LOGS/gpu-$part.log" 2>&1
+	rc=$?
+	n=0
+	while IFS= read -r line; do
+		rows+=("$line")
+		echo "$line" >&2
+		n=$((n + 1))
+		case "$line" in *"| FAIL "*) failed=1 ;; esac
+	done < <(grep -E '^\| .* \| (ok|FAIL|info) +\|' "$LOGS/gpu-$part.log")
+	[ $rc -eq 0 ] || [ $n -gt 0 ] || row "scripts/gpu/$part.sh" FAIL "exit $rc, no rows: $(tail -1 "$LOGS/gpu-$part.log")"
 done
 
 echo

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Issue 8 on the GPU: tests/progs/holes.c's patterns, and eng_loop's --spin and --variants
+# scenarios, each run without and with the library: identical output and exit status;
+# for patterns 11-13 the figures too (resident growth over 10,000 stream and module
+# cycles, time for the host-wait and eviction loops). Then the differential fuzzer over as
+# many seeds as FUZZ_SECONDS allows (3 runs each: plain, defaults, one variant).
+# Run from the repository root with build/ carried (make test-progs built the programs;
+# they link libcuda dynamically). Prints table rows last.
+set -u
+cd "$(dirname "$0")/../.."
+export NCCL_NVLS_ENABLE=0 AG_KERNELS_PTX=$PWD/build/kernels.ptx
+LIB=$PWD/build/libautograph.so
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+rows=()
+row() { rows+=("$(printf '| %-46s | %-4s | %s |' "$1" "$2" "$3")"); }
+ms() { python3 -c "import time; print(int(time.time()*1000))"; }
+
+both() { # NAME TIMEOUT ENV... -- PROGRAM ARGS...
+	local name=$1 t=$2
+	shift 2
+	local envs=()
+	while [ "$1" != "--" ]; do envs+=("$1"); shift; done
+	shift
+	local t0 t1 t2
+	t0=$(ms)
+	timeout "$t" "$@" >"$TMP/p.out" 2>"$TMP/p.err"
+	local rc1=$?
+	t1=$(ms)
+	timeout "$t" env "${envs[@]}" LD_PRELOAD=$LIB AUTOGRAPH_STATS="$TMP/s.json" "$@" >"$TMP/a.out" 2>"$TMP/a.err"
+	local rc2=$?
+	t2=$(ms)
+	local extra=""
+	grep -q growth_kb "$TMP/a.err" && extra="growth $(grep -o 'growth_kb=[0-9-]*' "$TMP/p.err" | cut -d= -f2) KiB plain, $(grep -o 'growth_kb=[0-9-]*' "$TMP/a.err" | cut -d= -f2) KiB autograph; "
+	extra+="$((t1 - t0)) ms plain, $((t2 - t1)) ms autograph; replays $(python3 -c "import json; print(json.load(open('$TMP/s.json'))['replays'])" 2>/dev/null)"
+	if [ $rc1 -ne $rc2 ]; then
+		row "$name" FAIL "exit $rc1 plain, $rc2 autograph: $(tail -1 "$TMP/a.err")"
+	elif ! cmp -s "$TMP/p.out" "$TMP/a.out"; then
+		row "$name" FAIL "output differs: $(diff "$TMP/p.out" "$TMP/a.out" | head -2 | tr '\n' ' ')"
+	else
+		row "$name" ok "same output, exit $rc1; $extra"
+	fi
+}
+
+H=build/progs/holes E=build/progs/eng_loop
+for p in unpinned freed null-args attr-event; do
+	both "holes $p" 60 -- $H $p
+done
+both "holes stream-churn 10000 (pattern 11)" 120 -- $H stream-churn 10000
+both "holes module-churn 10000 (pattern 11)" 120 -- $H module-churn 10000
+both "pattern 12: host wait in a sequence (eng_loop --spin)" 60 -- $E --iters 300 --spin
+both "pattern 13: 8 live sequences, MAX_GRAPHS=4" 60 AUTOGRAPH_MAX_GRAPHS=4 -- $E --iters 400 --variants 8
+hung=0
+for i in 1 2 3; do
+	timeout 20 env LD_PRELOAD=$LIB $H exit-signal >/dev/null 2>&1
+	[ $? -eq 0 ] || hung=$((hung + 1))
+done
+[ $hung -eq 0 ] && st=ok || st=FAIL
+row "pattern 7: exit() from a signal handler, 3 runs" $st "$hung runs did not exit 0 within 20 s"
+
+# The fuzzer: seeds in parallel until the time is up.
+FUZZ_SECONDS=${FUZZ_SECONDS:-90}
+fuzz_one() {
+	local seed=$1 plain lib v
+	[ "$(date +%s)" -lt "$DEADLINE" ] || return 0
+	plain=$(timeout 60 build/fuzz/fuzz "$seed" 2>/dev/null) || { echo "PLAINFAIL $seed"; return; }
+	case $((seed % 4)) in 0) v=AUTOGRAPH_WARMUP=1 ;; 1) v=AUTOGRAPH_MAX_OPS=3 ;; 2) v=AUTOGRAPH_MAX_GRAPHS=2 ;; *) v=AUTOGRAPH_UPDATE=0 ;; esac
+	for e in AUTOGRAPH=1 "$v"; do
+		lib=$(env "$e" LD_PRELOAD=$LIB timeout 60 build/fuzz/fuzz "$seed" 2>/dev/null)
+		[ $? -eq 0 ] && [ "$lib" = "$plain" ] || echo "MISMATCH $seed $e"
+	done
+	echo "ran $seed"
+}
+export -f fuzz_one
+export LIB DEADLINE=$(($(date +%s) + FUZZ_SECONDS))
+seq 1 5000 | xargs -P 12 -I{} bash -c 'fuzz_one {}' >"$TMP/fuzz.out" 2>/dev/null
+ran=$(grep -c '^ran ' "$TMP/fuzz.out")
+bad=$(grep -c '^MISMATCH' "$TMP/fuzz.out")
+[ "$bad" -eq 0 ] && st=ok || st=FAIL
+row "fuzzer on the H200 (${FUZZ_SECONDS} s)" $st "$ran programs, $bad mismatches $(grep '^MISMATCH' "$TMP/fuzz.out" | head -3 | tr '\n' ' ')"
+
+printf '%s\n' "${rows[@]}"
