@@ -18,7 +18,12 @@ setup() {
         case "$(basename "$f")" in py_common.py | torch_common.py) continue ;; esac
         run python3 "$f" --help
         assert_success
-        assert_output --partial "--iters"
+        # torch_ddp.py counts training steps (torchrun, several processes); the rest iterations.
+        if [ "$(basename "$f")" = torch_ddp.py ]; then
+            assert_output --partial "--steps"
+        else
+            assert_output --partial "--iters"
+        fi
         assert_output --partial "--check"
         n=$((n + 1))
     done
