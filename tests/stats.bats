@@ -219,7 +219,7 @@ documented_keys() {
     local f
     f="$(ls "$T" | grep '^s-.*\.json$')"
     [ -n "$f" ] || fail "no statistics file in: $(ls -A "$T")"
-    assert_equal "$f" "s-$(json_stat "$f" pid)-$(hostname)-1-7--100%.json"
+    assert_equal "$f" "s-$(json_stat "$f" pid)-$(uname -n)-1-7--100%.json"
 }
 
 @test "a malformed file name template: one warning naming the fault, no file, program unaffected" {
