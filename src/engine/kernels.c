@@ -88,9 +88,7 @@ static struct ag_kern *learn(CUfunction f)
 	for (size_t i = 0; layout_ok && i < n; i++)
 		covered += k->size[i];
 	k->dense = covered == k->argbytes;
-	const char *inc = ag_opt.text[AG_OPT_INCLUDE], *exc = ag_opt.text[AG_OPT_EXCLUDE];
-	k->graphable = (!ag_opt.num[AG_OPT_INCLUDE] || ag_opt_list_match(inc, name)) &&
-		       !(ag_opt.num[AG_OPT_EXCLUDE] && ag_opt_list_match(exc, name));
+	k->graphable = ag_opt_kernel_graphable(name); /* mangled or qualified names */
 	return k;
 }
 
