@@ -117,8 +117,9 @@ static struct ag_lastpos *last_position(struct ag_stream *st, uint64_t t, uint64
 {
 	struct ag_lastpos *e;
 	if (t > AG_PERIOD_MAX) {
-		uint64_t old = t - AG_PERIOD_MAX - 1, oh = st->hist[old % AG_HIST].hash;
-		HASH_FIND_BYHASHVALUE(hh, st->lastpos_by_hash, &oh, sizeof oh, ag_key_hash(oh), e);
+		/* The operation observed one window ago keeps its entry: no second lookup. */
+		uint64_t old = t - AG_PERIOD_MAX - 1;
+		e = st->hist[old % AG_HIST].last;
 		if (e && e->pos == old) {
 			HASH_DELETE(hh, st->lastpos_by_hash, e);
 			e->next_free = st->lastpos_free;
@@ -127,8 +128,9 @@ static struct ag_lastpos *last_position(struct ag_stream *st, uint64_t t, uint64
 	}
 	unsigned hv = ag_key_hash(h);
 	HASH_FIND_BYHASHVALUE(hh, st->lastpos_by_hash, &h, sizeof h, hv, e);
+	st->hist[t % AG_HIST].last = NULL;
 	if (e)
-		return e;
+		return st->hist[t % AG_HIST].last = e;
 	if (st->lastpos_free) {
 		e = st->lastpos_free;
 		st->lastpos_free = e->next_free;
@@ -138,7 +140,7 @@ static struct ag_lastpos *last_position(struct ag_stream *st, uint64_t t, uint64
 	e->hash = h;
 	e->pos = t;
 	HASH_ADD_BYHASHVALUE(hh, st->lastpos_by_hash, hash, sizeof h, hv, e);
-	return e;
+	return st->hist[t % AG_HIST].last = e;
 }
 
 static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)

@@ -21,6 +21,7 @@
 #include "config.h"
 #include "driver/real.h"
 #include "engine/internal.h"
+#include "engine/op.h"
 #include "log.h"
 #include "nvtx.h"
 #include "stats.h"

@@ -62,6 +62,7 @@ struct ag_op {
 	uint64_t shape;      /* everything but kernel argument values */
 	uint64_t epoch;      /* changes across a boundary (sync, barrier, unrecorded op) */
 	uint32_t argbytes;
+	struct ag_lastpos *last; /* detect.c: its hash's entry when it was observed */
 	uint8_t nodeable;    /* can be a graph node */
 	uint8_t failed;      /* its eager submission returned an error */
 };
@@ -246,8 +247,6 @@ void ag_op_describe(struct ag_stream *st, const struct ag_call *c, struct ag_ker
 int ag_op_pack(struct ag_stream *st, const struct ag_call *c, const struct ag_kern *k,
 	       struct ag_op *op);
 uint64_t ag_op_args_hash(const struct ag_op *op, const uint8_t *args);
-int ag_op_same_shape(const struct ag_op *e, const struct ag_call *c);
-int ag_op_same_args(const struct ag_kern *k, const struct ag_call *c, const uint8_t *args);
 int ag_op_unified_copy_nodeable(const struct ag_call *c);
 CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args);
 

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "engine/engine.h"
 #include "engine/internal.h"
+#include "engine/op.h"
 #include "stats.h"
 
 uint64_t unit_stat(enum ag_scalar s); /* stub_driver.c */
