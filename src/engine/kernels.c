@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "names.h"
 #include "driver/real.h"
 
 #define CAPACITY (1u << 16)
@@ -38,6 +39,19 @@ static int param_info(CUfunction f, int is_kernel, size_t i, size_t *off, size_t
 {
 	return is_kernel ? AG_REAL(cuKernelGetParamInfo)((CUkernel)f, i, off, size)
 			 : AG_REAL(cuFuncGetParamInfo)(f, i, off, size);
+}
+
+/*
+ * NCCL's collective kernels (ncclDevKernel_*, ncclKernel_*, mangled or not) wait
+ * for their peers: held, a collective could wait for work another process or
+ * device holds, and captured ones must be captured alike on every rank. Unless
+ * AUTOGRAPH_NCCL=1 they are never graph nodes (docs/multi-gpu.md).
+ */
+static int is_nccl(const char *name)
+{
+	char q[256];
+	const char *n = ag_name_qualified(name, q, sizeof q) ? q : name;
+	return strncmp(n, "nccl", 4) == 0;
 }
 
 static struct ag_kern *learn(CUfunction f)
@@ -88,7 +102,7 @@ static struct ag_kern *learn(CUfunction f)
 	for (size_t i = 0; layout_ok && i < n; i++)
 		covered += k->size[i];
 	k->dense = covered == k->argbytes;
-	k->graphable = ag_opt_kernel_graphable(name); /* mangled or qualified names */
+	k->graphable = ag_opt_kernel_graphable(name) && (ag_opt.num[AG_OPT_NCCL] || !is_nccl(name));
 	return k;
 }
 

@@ -13,6 +13,8 @@
 #define PADDED ((CUfunction)0x200)  /* (u32, u64): 4 bytes of padding */
 #define KERNEL ((CUfunction)0x300)  /* a CUkernel with (u64) */
 #define OPAQUE ((CUfunction)0x400)  /* parameter info not available */
+#define NCCL_C ((CUfunction)0x500)  /* an NCCL collective, unmangled */
+#define NCCL_CXX ((CUfunction)0x600) /* and as NCCL 2.19+ names them, mangled */
 
 static CUresult func_param_info(CUfunction f, size_t i, size_t *off, size_t *size)
 {
@@ -39,7 +41,11 @@ static CUresult kernel_param_info(CUkernel k, size_t i, size_t *off, size_t *siz
 
 static CUresult func_name(const char **name, CUfunction f)
 {
-    *name = f == FUNC ? "_Z4axpyPfif" : f == PADDED ? "padded" : "opaque";
+    *name = f == FUNC       ? "_Z4axpyPfif"
+            : f == PADDED   ? "padded"
+            : f == NCCL_C   ? "ncclKernel_AllReduce_RING_LL_Sum_float"
+            : f == NCCL_CXX ? "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
+                            : "opaque";
     return CUDA_SUCCESS;
 }
 
@@ -77,7 +83,11 @@ int main(void)
     struct ag_kern *o = ag_kern_get(OPAQUE);
     CHECK(o && !o->layout_ok, "no parameter info: arguments cannot be recorded");
 
-    CHECK(ag_kern_distinct() == 4, "four handles, got %zu", ag_kern_distinct());
+    struct ag_kern *nc = ag_kern_get(NCCL_C), *nx = ag_kern_get(NCCL_CXX);
+    CHECK(nc && !nc->graphable && nx && !nx->graphable,
+          "NCCL collectives are never graph nodes by default (AUTOGRAPH_NCCL=0)");
+
+    CHECK(ag_kern_distinct() == 6, "six handles, got %zu", ag_kern_distinct());
     f->launches = 5, k->launches = 9, p->launches = 1;
     const struct ag_kern *top[2];
     CHECK(ag_kern_top(top, 2) == 2 && top[0] == k && top[1] == f, "most launched first");
