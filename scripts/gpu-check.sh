@@ -163,7 +163,8 @@ fi
 
 # --- 6. benchmark: every program eager, under autograph, hand-graphed -------------------
 # C++ programs and PyTorch scripts in two runs, so that a cut-off keeps the first.
-want bench && for part in cpp:'^(tiny|jacobi|mlp|long|never|multi)' torch:'^torch'; do
+# BENCH_PARTS narrows it, e.g. "cpp:^tiny" for one program.
+want bench && for part in ${BENCH_PARTS:-cpp:'^(tiny|jacobi|mlp|long|never|multi)' torch:'^torch'}; do
 	name=${part%%:*}
 	timeout 400 python3 scripts/bench --lib "$LIB" --apps build/apps/static --out "$LOGS/bench-$name" \
 		--repeats 5 --py-repeats 2 --only "${part#*:}" >"$LOGS/bench-$name.md" 2>"$LOGS/bench-$name.err"
