@@ -1,6 +1,7 @@
 /* fakecuda core: the global lock and API entry/exit, cuInit, the single CPU "device",
- * primary and created contexts (per-thread context stacks), error names, and other
- * small driver entry points. Owned by the fakecuda test infrastructure (CI has no GPU). */
+ * primary and created contexts (per-thread context stacks) with their sticky errors,
+ * error names, and other small driver entry points. Owned by the fakecuda test
+ * infrastructure (CI has no GPU). */
 #define _GNU_SOURCE
 #include "fake.h"
 
@@ -13,17 +14,57 @@
 /* One lock around everything keeps the stand-in obviously correct; recursive so that a
  * (forbidden) CUDA call from a host function is answered instead of deadlocking. */
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int initialized;
 static _Thread_local int in_host_fn;
 
+void ag_fake_lock(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void ag_fake_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+/* Only ever called with the lock held once (API calls do not nest while they wait),
+ * so the wait really releases it. */
+void ag_fake_wait(void)
+{
+    pthread_cond_wait(&changed, &lock);
+}
+
+void ag_fake_broadcast(void)
+{
+    pthread_cond_broadcast(&changed);
+}
+
+/* Calls that still answer after a device fault: device queries, primary-context
+ * management (a reset is how a program recovers), the current-context stack and
+ * context destruction; everything else returns the context's sticky error. */
+static int survives_fault(const char *symbol)
+{
+    static const char *const prefixes[] = {"cuDevice", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxPushCurrent",
+                                           "cuCtxPopCurrent", "cuCtxDestroy", "cuGetProcAddress", "cuGetErrorName",
+                                           "cuGetErrorString", "cuDriverGetVersion", "cuInit"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(symbol, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
 CUresult ag_fake_begin(const char *symbol, int needs_init)
 {
+    struct ag_fake_ctx *c;
     pthread_mutex_lock(&lock);
     ag_fake_trace_start(symbol);
     if (in_host_fn)
         return CUDA_ERROR_NOT_PERMITTED;
     if (needs_init && !initialized)
         return CUDA_ERROR_NOT_INITIALIZED;
+    if (ag_fake_current_ctx(&c) == CUDA_SUCCESS && c->sticky && !survives_fault(symbol))
+        return c->sticky;
     return CUDA_SUCCESS;
 }
 
@@ -41,10 +82,10 @@ void ag_fake_call_host(CUhostFn fn, void *user)
     in_host_fn = 0;
 }
 
-void ag_fake_call_callback(CUstreamCallback fn, CUstream s, void *user)
+void ag_fake_call_callback(CUstreamCallback fn, CUstream s, CUresult status, void *user)
 {
     in_host_fn = 1;
-    fn(s, CUDA_SUCCESS, user);
+    fn(s, status, user);
     in_host_fn = 0;
 }
 
@@ -205,7 +246,7 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 
 /* ---- contexts --------------------------------------------------------------------- */
 
-static struct ag_fake_ctx primary = {AG_FAKE_CTX, 1, 0, 1};
+static struct ag_fake_ctx primary = {AG_FAKE_CTX, 1, 0, 1, CUDA_SUCCESS};
 static int primary_refs;
 static unsigned long long next_ctx_id = 2;
 
@@ -257,7 +298,11 @@ static CUresult primary_release(CUdevice d)
         return CUDA_ERROR_INVALID_DEVICE;
     if (primary_refs == 0)
         return CUDA_ERROR_INVALID_CONTEXT;
-    primary_refs--;
+    /* The last release destroys the primary context, and its sticky error with it. */
+    if (--primary_refs == 0) {
+        ag_fake_drain();
+        primary.sticky = CUDA_SUCCESS;
+    }
     return CUDA_SUCCESS;
 }
 
@@ -267,8 +312,10 @@ static CUresult primary_reset(CUdevice d)
 {
     if (check_dev(d))
         return CUDA_ERROR_INVALID_DEVICE;
+    ag_fake_drain();
     primary_refs = 0;
     primary.flags = 0;
+    primary.sticky = CUDA_SUCCESS;
     return CUDA_SUCCESS;
 }
 
@@ -317,7 +364,7 @@ static CUresult ctx_create(CUcontext *pctx, unsigned flags, CUdevice d)
     struct ag_fake_ctx *c = calloc(1, sizeof *c);
     if (!c)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *c = (struct ag_fake_ctx){AG_FAKE_CTX, 0, flags, next_ctx_id++};
+    *c = (struct ag_fake_ctx){AG_FAKE_CTX, 0, flags, next_ctx_id++, CUDA_SUCCESS};
     CUresult rc = push(c);
     if (rc)
         return rc;
@@ -337,6 +384,7 @@ static CUresult ctx_destroy(CUcontext h)
     struct ag_fake_ctx *c = (struct ag_fake_ctx *)h;
     if (!c || c->magic != AG_FAKE_CTX || c->primary)
         return CUDA_ERROR_INVALID_CONTEXT;
+    ag_fake_drain();
     c->magic = AG_FAKE_DEAD;
     if (depth > 0 && stack[depth - 1] == c)
         depth--;
@@ -413,7 +461,12 @@ static CUresult ctx_synchronize(void)
 {
     struct ag_fake_ctx *c;
     CUresult rc = ag_fake_current_ctx(&c);
-    return rc ? rc : ag_fake_capture_unsafe(NULL);
+    if (rc == CUDA_SUCCESS)
+        rc = ag_fake_capture_unsafe(NULL);
+    if (rc)
+        return rc;
+    ag_fake_drain();
+    return c->sticky;
 }
 
 CUresult cuCtxSynchronize(void) AG_FAKE_BODY(ctx_synchronize())

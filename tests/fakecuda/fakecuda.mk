@@ -4,7 +4,7 @@
 
 FAKECUDA_DIR := tests/fakecuda
 FAKECUDA_LIB := $(BUILD)/fakecuda/libcuda.so.1
-FAKECUDA_SRCS := $(addprefix $(FAKECUDA_DIR)/,core.c trace.c kernels.c module.c memory.c stream.c graph.c procaddr.c)
+FAKECUDA_SRCS := $(addprefix $(FAKECUDA_DIR)/,core.c trace.c kernels.c module.c memory.c stream.c graph.c procaddr.c queue.c)
 FAKECUDA_OBJS := $(patsubst $(FAKECUDA_DIR)/%.c,$(BUILD)/fakecuda/%.o,$(FAKECUDA_SRCS))
 FAKECUDA_HDRS := $(FAKECUDA_DIR)/fake.h tests/kernels/ag_kernels.h
 FAKECUDA_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC \

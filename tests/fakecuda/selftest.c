@@ -293,7 +293,7 @@ static void test_memory(void)
     EXPECT(mt == 0);
 
     CUstream s;
-    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&s, 0));
     OK(cuMemcpyHtoDAsync(d, host, sizeof host, s));
     OK(cuMemcpyDtoDAsync(d2, d, sizeof host, s));
     OK(cuMemcpyDtoHAsync(pinned, d2, sizeof host, s));
@@ -402,11 +402,12 @@ static void test_streams_events(void)
     OK(cuStreamWaitEvent(sp, e0, 0));
     OK(cuEventRecordWithFlags(e1, sp, 0));
     OK(cuEventRecord(nt, s));
-    OK(cuEventQuery(e1));
     OK(cuEventSynchronize(e1));
+    OK(cuEventQuery(e1));
     OK(cuEventElapsedTime(&ms, e0, e1));
     EXPECT(ms > 0.0f);
     RC(CUDA_ERROR_INVALID_HANDLE, cuEventElapsedTime(&ms, e0, nt));
+    OK(cuStreamSynchronize(s));
     EXPECT(host_calls == 1);
     OK(cuStreamSynchronize(NULL));
     OK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
@@ -474,15 +475,18 @@ static void test_graphs(void)
     host_calls = 0;
     memset(h, 0, sizeof h);
     OK(cuGraphLaunch(ex, NULL));
+    OK(cuCtxSynchronize());
     expect_all(h, N, 3.0f);
     EXPECT(host_calls == 2);
     OK(cuGraphLaunch(ex, CU_STREAM_PER_THREAD));
+    OK(cuCtxSynchronize());
     EXPECT(host_calls == 4);
 
     v = 5.0f;
     kp.kernelParams = (void *[]){&d, &v, &n};
     OK(cuGraphExecKernelNodeSetParams(ex, nfill, &kp));
     OK(cuGraphLaunch(ex, NULL));
+    OK(cuCtxSynchronize());
     expect_all(h, N, 5.0f);
 
     /* Same topology, new values: cuGraphExecUpdate succeeds and copies them. */
@@ -496,6 +500,7 @@ static void test_graphs(void)
     OK(cuGraphExecUpdate(ex, g2, &info));
     EXPECT(info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
     OK(cuGraphLaunch(ex, NULL));
+    OK(cuCtxSynchronize());
     expect_all(h, N, 9.0f);
     /* g gained a node after instantiation: the topology differs. */
     RC(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, cuGraphExecUpdate(ex, g, &info));
