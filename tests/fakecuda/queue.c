@@ -44,8 +44,8 @@ static int mode = -1;
 /* Streams that have a queue, for the legacy stream's implicit ordering and draining. */
 static struct ag_fake_stream **queued;
 static size_t nqueued, capqueued;
-/* The context of the operation being run, which a faulting kernel marks. */
-static struct ag_fake_ctx *running_ctx;
+/* The context of the operation this thread runs, which a faulting kernel marks. */
+static _Thread_local struct ag_fake_ctx *running_ctx;
 
 int ag_fake_async(void)
 {
