@@ -8,9 +8,15 @@
 
 ENGINE_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_HOME)/include
 ENGINE_LDLIBS := -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
-ENGINE_TEST_BINS := $(BUILD)/progs/eng_loop $(BUILD)/fuzz/fuzz
+ENGINE_TEST_BINS := $(BUILD)/progs/eng_loop $(BUILD)/fuzz/fuzz $(BUILD)/progs/adversary
 
 $(BUILD)/progs/eng_loop: tests/progs/eng_loop.c
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
+
+# The patterns of issue 8 (tests/adversary.bats; scripts/gpu/adversary.sh builds the
+# same source against the real libcuda).
+$(BUILD)/progs/adversary: tests/progs/adversary.c
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
 

@@ -555,6 +555,7 @@ static const struct {
     E(CUDA_ERROR_NOT_FOUND, "named symbol not found"),
     E(CUDA_ERROR_NOT_READY, "device not ready"),
     E(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered"),
+    E(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure"),
     E(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "too many resources requested for launch"),
     E(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "part or all of the requested memory range is already mapped"),
     E(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "pointer does not correspond to a registered memory region"),
