@@ -231,6 +231,7 @@ static int p2(void)
         CHECK(launch("ag_fill", a, (void *[]){&x, &v, &n}));
         CHECK(cuEventRecord(e, a));
         CHECK(cuGraphLaunch(ex, b));
+        CHECK(launch("ag_fill", a, (void *[]){&t, &zero, &n}));
         spin_for(i);
         CHECK(cuCtxSynchronize());
         if (first(y) != 2.0f * v)
@@ -480,7 +481,7 @@ static int p8(char **argv)
     pthread_t t;
     if (setrlimit(RLIMIT_AS, &as) || pthread_create(&t, NULL, nothing, NULL) == 0)
         return result(1, "not expressible here (threads still start)");
-    return host_wait_loop(s, c, 40);
+    return host_wait_loop(s, c, 300);
 }
 
 /* 9: after a device fault every call returns the sticky error, learned launches too. */
