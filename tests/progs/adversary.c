@@ -554,7 +554,7 @@ static int p11(void)
         CHECK(cuStreamDestroy(s));
     }
     long srss = vm_kib("VmRSS") - rss0, svm = vm_kib("VmSize") - vm0;
-    for (int i = 0; i < 420; i++) {
+    for (int i = 0; i < 1020; i++) {
         if (i == 20)
             rss0 = vm_kib("VmRSS"), vm0 = vm_kib("VmSize");
         CUmodule m;
@@ -567,12 +567,13 @@ static int p11(void)
         CHECK(cuModuleUnload(m));
     }
     long mrss = vm_kib("VmRSS") - rss0, mvm = vm_kib("VmSize") - vm0;
-    fprintf(stderr, "pattern 11: 2000 streams: +%ld KiB resident, +%ld KiB mapped; 400 modules: +%ld KiB resident, +%ld KiB mapped\n",
+    fprintf(stderr, "pattern 11: 2000 streams: +%ld KiB resident, +%ld KiB mapped; 1000 modules: +%ld KiB resident, +%ld KiB mapped\n",
             srss, svm, mrss, mvm);
-    /* Bounds far above what the driver itself needs (the stand-in keeps every destroyed
-     * handle's small record), far below a per-stream or per-module table. */
-    int ok = srss < 8192 && svm < 262144 && mrss < 8192 && mvm < 262144;
-    return result(ok, "%s", ok ? "memory bounded over 2000 streams and 400 modules" : "memory grows with churn");
+    /* Resident memory: bounds far above what the driver itself keeps (the stand-in keeps
+     * every destroyed handle's small record), far below a table per stream or module.
+     * Mapped memory is only reported: thread stacks and malloc arenas make it jump. */
+    int ok = srss < 4096 && mrss < 4096;
+    return result(ok, "%s", ok ? "resident memory bounded over 2000 streams and 1000 modules" : "memory grows with churn");
 }
 
 /* 13: more live sequences than AUTOGRAPH_MAX_GRAPHS (the test sets it to 2): results must
