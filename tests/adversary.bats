@@ -86,7 +86,7 @@ async() { export AG_FAKE_ASYNC=1; }
 }
 
 @test "pattern 11: stream and module churn keep memory bounded" {
-    skip "engine bug: pattern 11 (2000 streams: +55 MiB resident, +3.5 GiB mapped; 400 modules: +5 MiB resident, +200 MiB mapped)"
+    skip "engine bug: pattern 11 (2000 streams: +55 MiB resident, +3.5 GiB mapped; 1000 modules: +12 MiB resident, +500 MiB mapped)"
     pattern 11
 }
 

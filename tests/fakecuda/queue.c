@@ -32,7 +32,6 @@ struct ag_fake_op {
     struct ag_fake_op *next;
     unsigned long long seq;
     struct ag_fake_ctx *ctx;
-    int flags;
     size_t n;
     struct ag_fake_node *nodes;
     struct dep *deps;
@@ -333,7 +332,7 @@ CUresult ag_fake_submit(struct ag_fake_stream *s, struct ag_fake_ctx *ctx, const
                         int flags, void *owned)
 {
     if (!ag_fake_async()) {
-        struct ag_fake_op op = {.ctx = ctx, .flags = flags};
+        struct ag_fake_op op = {.ctx = ctx};
         /* A host function run here may (wrongly) submit work itself. */
         struct ag_fake_ctx *outer = running_ctx;
         resolve(&op, s, nodes, n, 1);
@@ -354,7 +353,7 @@ CUresult ag_fake_submit(struct ag_fake_stream *s, struct ag_fake_ctx *ctx, const
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     memcpy(copy, nodes, n * sizeof *copy);
-    *op = (struct ag_fake_op){.ctx = ctx, .flags = flags, .n = n, .nodes = copy, .owned = owned};
+    *op = (struct ag_fake_op){.ctx = ctx, .n = n, .nodes = copy, .owned = owned};
     op->seq = s->submitted + 1;
     if (!implicit_deps(op, s) || !resolve(op, s, copy, n, 0) || !resolve(op, s, copy, n, 1)) {
         op_free(op);
