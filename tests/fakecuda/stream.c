@@ -561,7 +561,9 @@ static CUresult launch(const struct launch *l)
     rc = ag_fake_check_dims(l->grid, l->block, l->shmem);
     if (rc)
         return rc;
-    struct ag_fake_node nodes[3] = {{.type = CU_GRAPH_NODE_TYPE_KERNEL, .kdef = k, .func = l->f, .shmem = l->shmem}};
+    /* Only the kernel node is initialized here: attr_events fills the others it uses. */
+    struct ag_fake_node nodes[3];
+    nodes[0] = (struct ag_fake_node){.type = CU_GRAPH_NODE_TYPE_KERNEL, .kdef = k, .func = l->f, .shmem = l->shmem};
     size_t n = 1;
     memcpy(nodes[0].grid, l->grid, sizeof nodes[0].grid);
     memcpy(nodes[0].block, l->block, sizeof nodes[0].block);
