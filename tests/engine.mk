@@ -9,7 +9,7 @@
 ENGINE_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_INCLUDE)
 ENGINE_LDLIBS := -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 ENGINE_TEST_BINS := $(BUILD)/progs/eng_loop $(BUILD)/progs/holes $(BUILD)/progs/no_threads.so \
-	$(BUILD)/fuzz/fuzz
+	$(BUILD)/progs/adversary $(BUILD)/fuzz/fuzz
 
 $(BUILD)/progs/eng_loop: tests/progs/eng_loop.c
 	@mkdir -p $(@D)
@@ -23,6 +23,12 @@ $(BUILD)/progs/holes: tests/progs/holes.c
 $(BUILD)/progs/no_threads.so: tests/progs/no_threads.c
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -shared -fPIC -o $@ $<
+
+# The patterns of issue 8 (tests/adversary.bats; scripts/gpu/adversary.sh builds the
+# same source against the real libcuda).
+$(BUILD)/progs/adversary: tests/progs/adversary.c
+	@mkdir -p $(@D)
+	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
 
 $(BUILD)/fuzz/fuzz: tests/fuzz/fuzz.c tests/kernels/ag_kernels.h
 	@mkdir -p $(@D)
@@ -39,4 +45,4 @@ fuzz-long: $(ENGINE_TEST_BINS) $(LIB) fakecuda-selftest
 		tests/fuzz/run-seeds $(FUZZ_FIRST) $(FUZZ_SEEDS) $(FUZZ_JOBS)
 
 # make test runs the engine's bats files too: they need these programs.
-test-bats: $(ENGINE_TEST_BINS)
+test-bats test-async: $(ENGINE_TEST_BINS)

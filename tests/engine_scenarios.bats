@@ -138,6 +138,9 @@ gt() { (( $2 > $3 )) || fail "$1 = $2, expected more than $3"; }
 }
 
 @test "exit with held work: the held half iteration still runs" {
+    # On a GPU, as on the asynchronous stand-in, whether unsynchronized work has run when
+    # an atexit handler looks is not specified, so the count it prints is not either.
+    [ "${AG_FAKE_ASYNC:-0}" != 1 ] || skip "asynchronous stand-in: unsynchronized work at exit may not have run yet"
     both AUTOGRAPH_LOG=debug -- --iters 20 --exit-held
     assert_line 'exit: hostfns=21 mapped=21'
     # It really was held, and submitted at exit.

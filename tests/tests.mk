@@ -6,6 +6,7 @@
 #   make test        unit tests, the fakecuda self-test, then every tests/*.bats
 #   make test-unit   only the unit tests
 #   make test-bats   only the bats tests (BATS_FLAGS="-f pattern" to pick some)
+#   make test-async  the order-dependent bats files on the asynchronous stand-in
 
 TEST_PROGS_DIR := $(BUILD)/progs
 TEST_UNIT_DIR  := $(BUILD)/unit
@@ -96,4 +97,16 @@ test-bats: $(LIB) $(TEST_PROGS) fakecuda-selftest
 	AG_FAKECUDA_LIB=$(abspath $(FAKECUDA_LIB)) BATS_LIB_PATH=$(BATS_LIB_PATH) \
 		$(BATS) $(BATS_FLAGS) tests/
 
-test: test-unit test-bats
+# The bats files whose outcome depends on execution order, once more with the stand-in
+# executing asynchronously (AG_FAKE_ASYNC=1: a worker thread per stream, so reordered
+# work computes wrong results instead of only showing in the trace).
+ASYNC_BATS := tests/engine_scenarios.bats tests/engine_fuzz.bats tests/threads.bats tests/exit.bats \
+	tests/adversary.bats
+
+.PHONY: test-async
+test-async: $(LIB) $(TEST_PROGS) fakecuda-selftest
+	AG_FAKE_ASYNC=1 AG_BUILD=$(abspath $(BUILD)) AG_KERNELS_PTX=$(abspath $(KERNELS_PTX)) \
+	AG_FAKECUDA_LIB=$(abspath $(FAKECUDA_LIB)) BATS_LIB_PATH=$(BATS_LIB_PATH) \
+		$(BATS) $(BATS_FLAGS) $(ASYNC_BATS)
+
+test: test-unit test-bats test-async

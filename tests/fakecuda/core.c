@@ -1,5 +1,5 @@
-/* fakecuda core: the global lock and API entry/exit, cuInit, error names, and other
- * small driver entry points (devices and contexts are device.c's). Owned by the
+/* fakecuda core: the global lock and API entry/exit (with contexts' sticky errors), cuInit,
+ * error names, and other small driver entry points (devices and contexts are device.c's). Owned by the
  * fakecuda test infrastructure (CI has no GPU). */
 #define _GNU_SOURCE
 #include "fake.h"
@@ -13,17 +13,57 @@
 /* One lock around everything keeps the stand-in obviously correct; recursive so that a
  * (forbidden) CUDA call from a host function is answered instead of deadlocking. */
 static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int initialized;
 static _Thread_local int in_host_fn;
 
+void ag_fake_lock(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+void ag_fake_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+/* Only ever called with the lock held once (API calls do not nest while they wait),
+ * so the wait really releases it. */
+void ag_fake_wait(void)
+{
+    pthread_cond_wait(&changed, &lock);
+}
+
+void ag_fake_broadcast(void)
+{
+    pthread_cond_broadcast(&changed);
+}
+
+/* Calls that still answer after a device fault: device queries, primary-context
+ * management (a reset is how a program recovers), the current-context stack and
+ * context destruction; everything else returns the context's sticky error. */
+static int survives_fault(const char *symbol)
+{
+    static const char *const prefixes[] = {"cuDevice", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxPushCurrent",
+                                           "cuCtxPopCurrent", "cuCtxDestroy", "cuGetProcAddress", "cuGetErrorName",
+                                           "cuGetErrorString", "cuDriverGetVersion", "cuInit"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(symbol, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
 CUresult ag_fake_begin(const char *symbol, int needs_init)
 {
+    struct ag_fake_ctx *c;
     pthread_mutex_lock(&lock);
     ag_fake_trace_start(symbol);
     if (in_host_fn)
         return CUDA_ERROR_NOT_PERMITTED;
     if (needs_init && !initialized)
         return CUDA_ERROR_NOT_INITIALIZED;
+    if (ag_fake_current_ctx(&c) == CUDA_SUCCESS && c->sticky && !survives_fault(symbol))
+        return c->sticky;
     return CUDA_SUCCESS;
 }
 
@@ -41,10 +81,10 @@ void ag_fake_call_host(CUhostFn fn, void *user)
     in_host_fn = 0;
 }
 
-void ag_fake_call_callback(CUstreamCallback fn, CUstream s, void *user)
+void ag_fake_call_callback(CUstreamCallback fn, CUstream s, CUresult status, void *user)
 {
     in_host_fn = 1;
-    fn(s, CUDA_SUCCESS, user);
+    fn(s, status, user);
     in_host_fn = 0;
 }
 
@@ -76,7 +116,12 @@ static CUresult ctx_synchronize(void)
 {
     struct ag_fake_ctx *c;
     CUresult rc = ag_fake_current_ctx(&c);
-    return rc ? rc : ag_fake_capture_unsafe(NULL);
+    if (rc == CUDA_SUCCESS)
+        rc = ag_fake_capture_unsafe(NULL);
+    if (rc)
+        return rc;
+    ag_fake_drain();
+    return c->sticky;
 }
 
 CUresult cuCtxSynchronize(void) AG_FAKE_BODY(ctx_synchronize())
@@ -111,6 +156,7 @@ static const struct {
     E(CUDA_ERROR_NOT_FOUND, "named symbol not found"),
     E(CUDA_ERROR_NOT_READY, "device not ready"),
     E(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered"),
+    E(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure"),
     E(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "too many resources requested for launch"),
     E(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "part or all of the requested memory range is already mapped"),
     E(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "pointer does not correspond to a registered memory region"),

@@ -239,7 +239,11 @@ static CUresult primary_release(CUdevice d)
         return CUDA_ERROR_INVALID_DEVICE;
     if (primary_refs[d] == 0)
         return CUDA_ERROR_INVALID_CONTEXT;
-    primary_refs[d]--;
+    /* The last release destroys the primary context, and its sticky error with it. */
+    if (--primary_refs[d] == 0) {
+        ag_fake_drain();
+        primary_of(d)->sticky = CUDA_SUCCESS;
+    }
     return CUDA_SUCCESS;
 }
 
@@ -249,9 +253,11 @@ static CUresult primary_reset(CUdevice d)
 {
     if (check_dev(d))
         return CUDA_ERROR_INVALID_DEVICE;
+    ag_fake_drain();
     primary_refs[d] = 0;
     primary_of(d)->flags = 0;
     primary_of(d)->peers = 0;
+    primary_of(d)->sticky = CUDA_SUCCESS;
     return CUDA_SUCCESS;
 }
 
@@ -323,6 +329,7 @@ static CUresult ctx_destroy(CUcontext h)
     struct ag_fake_ctx *c = (struct ag_fake_ctx *)h;
     if (!c || c->magic != AG_FAKE_CTX || c->primary)
         return CUDA_ERROR_INVALID_CONTEXT;
+    ag_fake_drain();
     c->magic = AG_FAKE_DEAD;
     if (depth > 0 && stack[depth - 1] == c)
         depth--;

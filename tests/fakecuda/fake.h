@@ -51,7 +51,16 @@ CUresult ag_fake_end(CUresult rc);
 /* Runs a user host function with the "inside a host function" flag set: CUDA calls made
  * from there fail with CUDA_ERROR_NOT_PERMITTED, as the driver forbids them. */
 void ag_fake_call_host(CUhostFn fn, void *user);
-void ag_fake_call_callback(CUstreamCallback fn, CUstream s, void *user);
+void ag_fake_call_callback(CUstreamCallback fn, CUstream s, CUresult status, void *user);
+
+/* The global lock, for the stream workers of asynchronous mode (queue.c): they take it to
+ * run an operation and wait on the one condition variable, which every change of queue
+ * state broadcasts. API calls that wait (synchronize, synchronous copies) wait on it too,
+ * so the lock is free for workers while a caller waits. */
+void ag_fake_lock(void);
+void ag_fake_unlock(void);
+void ag_fake_wait(void);
+void ag_fake_broadcast(void);
 
 /* ---- trace (trace.c) -------------------------------------------------------------- */
 void ag_fake_trace_start(const char *symbol);
@@ -67,6 +76,9 @@ struct ag_fake_ctx {
     unsigned long long id;
     CUdevice device;
     unsigned peers; /* bit d: peer access to device d's memory enabled */
+    /* The sticky error of a device fault: once set, every later call in this context
+     * returns it, as the driver does after a kernel fault, until the context is reset. */
+    CUresult sticky;
 };
 CUresult ag_fake_current_ctx(struct ag_fake_ctx **out);
 CUresult ag_fake_check_ctx(CUcontext h, struct ag_fake_ctx **out);
@@ -115,6 +127,7 @@ void ag_fake_copy2d_desc(CUDA_MEMCPY3D *c, const CUDA_MEMCPY2D *p);
 
 /* ---- streams, events, capture (stream.c) ------------------------------------------- */
 struct ag_fake_capture;
+struct ag_fake_op;
 struct ag_fake_stream {
     unsigned magic;
     int index; /* -1 legacy, -2 per-thread, else creation index */
@@ -125,12 +138,22 @@ struct ag_fake_stream {
     /* Capture dependency frontier: nodes the next captured node depends on. */
     CUgraphNode *deps;
     size_t ndeps, capdeps;
+    /* Asynchronous mode (queue.c): the queue, operations submitted and completed so far
+     * (an operation's sequence number is `submitted` after it was queued), whether a
+     * worker thread runs the queue, and whether the stream is in the registry. */
+    struct ag_fake_op *head, *tail;
+    unsigned long long submitted, completed;
+    int worker, listed;
 };
 struct ag_fake_event {
     unsigned magic;
     unsigned flags;
     int recorded;
     long long ns;
+    /* Asynchronous mode: the most recent record is the operation rec_seq of rec_stream;
+     * the event is complete once that stream has completed it (no record: complete). */
+    struct ag_fake_stream *rec_stream;
+    unsigned long long rec_seq;
     /* Set when recorded into a capture: lets other streams join it (fork/join). */
     struct ag_fake_capture *cap;
     CUgraphNode *deps;
@@ -139,7 +162,6 @@ struct ag_fake_event {
 CUresult ag_fake_stream(CUstream h, int per_thread_default, struct ag_fake_stream **out);
 const char *ag_fake_stream_label(const struct ag_fake_stream *s);
 CUresult ag_fake_event(CUevent h, struct ag_fake_event **out);
-void ag_fake_event_stamp(struct ag_fake_event *e);
 /* Synchronous APIs call this: fails (and invalidates captures) when capture rules forbid. */
 CUresult ag_fake_capture_unsafe(struct ag_fake_stream *s);
 /* Work submitted to a capturing stream goes to ag_fake_capture_add, which appends a copy
@@ -166,8 +188,9 @@ struct ag_fake_node {
     void *argptr[AG_FAKE_MAX_PARAMS];
     CUkernelNodeAttrValue attr[32];
     unsigned attr_set;
-    /* memcpy */
+    /* memcpy, and the page-locked ranges it was made with (ag_fake_copy_pins) */
     CUDA_MEMCPY3D copy;
+    unsigned long long pins[2];
     /* memset */
     CUDA_MEMSET_NODE_PARAMS set;
     /* host */
@@ -176,14 +199,52 @@ struct ag_fake_node {
     CUevent event;
     /* child graph (a captured cuGraphLaunch): a private snapshot of the launched exec */
     struct ag_fake_exec *child;
+    /* cuStreamAddCallback, queued as a host node: the callback and the stream it names */
+    CUstreamCallback callback;
+    CUstream callback_stream;
 };
 CUresult ag_fake_graph_new(struct ag_fake_graph **out);
 CUresult ag_fake_graph_add(struct ag_fake_graph *g, const struct ag_fake_node *proto, const CUgraphNode *deps,
                            size_t ndeps, CUgraphNode *out);
-void ag_fake_node_run(const struct ag_fake_node *n);
+void ag_fake_exec_nodes(const struct ag_fake_exec *e, const struct ag_fake_node **nodes, size_t *n);
 /* Runs an already validated launch synchronously. */
 void ag_fake_run_kernel(const struct ag_fake_kdef *k, const unsigned char *args, const unsigned grid[3],
                         const unsigned block[3]);
 CUresult ag_fake_check_dims(const unsigned grid[3], const unsigned block[3], unsigned shmem);
+
+/* ---- execution (queue.c) ----------------------------------------------------------- */
+/* 1 when AG_FAKE_ASYNC=1: stream work runs on per-stream worker threads. */
+int ag_fake_async(void);
+/* Submission flag: the caller returns only after the work completed (synchronous copies
+ * and sets, copies to pageable memory). */
+enum { AG_FAKE_SUBMIT_WAIT = 1 };
+/* Runs the n nodes in stream s in context ctx, now (synchronous mode) or queued behind
+ * the stream's earlier work (asynchronous mode); `owned` is freed once they ran. Event
+ * record nodes become the event's most recent record; event wait nodes wait for the
+ * record that is the most recent at this call. Returns the sticky error with
+ * AG_FAKE_SUBMIT_WAIT when the context faulted. */
+CUresult ag_fake_submit(struct ag_fake_stream *s, struct ag_fake_ctx *ctx, const struct ag_fake_node *nodes, size_t n,
+                        int flags, void *owned);
+/* The kernel being run faulted: its context gets the sticky error err. */
+void ag_fake_fault(CUresult err);
+/* Asynchronous mode: 1 while s (with the legacy stream's implicit ordering) has work
+ * that has not completed; ag_fake_stream_wait waits for it. */
+int ag_fake_stream_busy(struct ag_fake_stream *s);
+void ag_fake_stream_wait(struct ag_fake_stream *s);
+int ag_fake_event_busy(const struct ag_fake_event *e);
+void ag_fake_event_wait(const struct ag_fake_event *e);
+/* Waits for every stream's queue to drain (context synchronize, frees). */
+void ag_fake_drain(void);
+/* The worker of a destroyed stream drains the queue, then ends. */
+void ag_fake_stream_retire(struct ag_fake_stream *s);
+
+/* ---- memory checks at execution (memory.c) ------------------------------------------ */
+/* 1 when the host endpoint of c is pageable memory (source: srcside set). */
+int ag_fake_copy_pageable(const CUDA_MEMCPY3D *c, int srcside);
+/* The page-locked host ranges (their ids; 0: none) that a memcpy node's endpoints lie in
+ * when the node is made. The node's device mapping of them dies with the range, so a
+ * replay after the range was unregistered or freed faults, as on a GPU. */
+void ag_fake_copy_pins(const CUDA_MEMCPY3D *c, unsigned long long pins[2]);
+int ag_fake_copy_pins_valid(const CUDA_MEMCPY3D *c, const unsigned long long pins[2]);
 
 #endif

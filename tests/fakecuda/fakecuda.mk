@@ -4,7 +4,7 @@
 
 FAKECUDA_DIR := tests/fakecuda
 FAKECUDA_LIB := $(BUILD)/fakecuda/libcuda.so.1
-FAKECUDA_SRCS := $(addprefix $(FAKECUDA_DIR)/,core.c device.c trace.c kernels.c module.c memory.c stream.c graph.c procaddr.c)
+FAKECUDA_SRCS := $(addprefix $(FAKECUDA_DIR)/,core.c device.c trace.c kernels.c module.c memory.c stream.c graph.c procaddr.c queue.c)
 FAKECUDA_OBJS := $(patsubst $(FAKECUDA_DIR)/%.c,$(BUILD)/fakecuda/%.o,$(FAKECUDA_SRCS))
 FAKECUDA_HDRS := $(FAKECUDA_DIR)/fake.h tests/kernels/ag_kernels.h
 FAKECUDA_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -fPIC \
@@ -31,11 +31,12 @@ $(FAKECUDA_SELFTEST): $(FAKECUDA_DIR)/selftest.c tests/kernels/ag_kernels.h $(FA
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_INCLUDE) $< -o $@ \
 		-L$(BUILD)/fakecuda -Wl,-rpath,$(abspath $(BUILD)/fakecuda) -lcuda -lpthread
 
-# Runs the self-test, then checks that every exported symbol is a real libcuda symbol
+# Runs the self-test in both execution modes, then checks that every exported symbol is a real libcuda symbol
 # (the toolkit's stub libcuda lists them) so the stand-in never invents names.
 .PHONY: fakecuda-selftest
 fakecuda-selftest: $(FAKECUDA_SELFTEST) $(KERNELS_PTX)
 	$(FAKECUDA_SELFTEST) $(KERNELS_PTX)
+	AG_FAKE_ASYNC=1 $(FAKECUDA_SELFTEST) $(KERNELS_PTX)
 	@nm -D --defined-only $(FAKECUDA_LIB) | awk '{print $$3}' | sort > $(BUILD)/fakecuda/exports.txt
 	@nm -D --defined-only $(CUDA_HOME)/lib64/stubs/libcuda.so | awk '{print $$3}' | sort > $(BUILD)/fakecuda/stub-exports.txt
 	@extra=$$(comm -23 $(BUILD)/fakecuda/exports.txt $(BUILD)/fakecuda/stub-exports.txt); \

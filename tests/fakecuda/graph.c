@@ -1,6 +1,7 @@
 /* fakecuda graphs: the explicit graph API, instantiation into executable snapshots,
- * graph launch (nodes run synchronously in a topological order), exec updates, and the
- * node store that stream capture appends to. Owned by the fakecuda test stand-in.
+ * graph launch (the snapshot's nodes, in a topological order, are submitted to the
+ * stream as one operation: queue.c runs them), exec updates, and the node store that
+ * stream capture appends to. Owned by the fakecuda test stand-in.
  * Bad graph, node and exec handles give CUDA_ERROR_INVALID_VALUE, as the driver
  * documents for these calls (other handle kinds give CUDA_ERROR_INVALID_HANDLE). */
 #define _GNU_SOURCE
@@ -114,38 +115,10 @@ CUresult ag_fake_graph_add(struct ag_fake_graph *g, const struct ag_fake_node *p
     return CUDA_SUCCESS;
 }
 
-static void exec_run(const struct ag_fake_exec *e)
+void ag_fake_exec_nodes(const struct ag_fake_exec *e, const struct ag_fake_node **nodes, size_t *n)
 {
-    for (size_t i = 0; i < e->n; i++)
-        ag_fake_node_run(&e->nodes[i]);
-}
-
-void ag_fake_node_run(const struct ag_fake_node *n)
-{
-    struct ag_fake_event *ev;
-    switch (n->type) {
-    case CU_GRAPH_NODE_TYPE_KERNEL:
-        ag_fake_run_kernel(n->kdef, n->args, n->grid, n->block);
-        break;
-    case CU_GRAPH_NODE_TYPE_MEMCPY:
-        ag_fake_copy3d(&n->copy, 1);
-        break;
-    case CU_GRAPH_NODE_TYPE_MEMSET:
-        ag_fake_memset2d(n->set.dst, n->set.pitch, n->set.value, n->set.elementSize, n->set.width, n->set.height);
-        break;
-    case CU_GRAPH_NODE_TYPE_HOST:
-        ag_fake_call_host(n->host.fn, n->host.userData);
-        break;
-    case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
-        if (ag_fake_event(n->event, &ev) == CUDA_SUCCESS)
-            ag_fake_event_stamp(ev);
-        break;
-    case CU_GRAPH_NODE_TYPE_GRAPH:
-        exec_run(n->child);
-        break;
-    default:
-        break;
-    }
+    *nodes = e->nodes;
+    *n = e->n;
 }
 
 /* ---- graphs and nodes ------------------------------------------------------------------ */
@@ -254,6 +227,7 @@ static CUresult add_memcpy(CUgraphNode *out, CUgraph h, const CUgraphNode *deps,
     if (rc)
         return rc;
     struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_MEMCPY, .copy = *c};
+    ag_fake_copy_pins(c, proto.pins);
     return add(out, h, deps, ndeps, &proto);
 }
 
@@ -575,8 +549,12 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, int ptsz)
         return rc;
     ag_fake_trace_field("stream=%s dev=%d", ag_fake_stream_label(s), ag_fake_stream_device(s));
     if (!ag_fake_capturing(s)) {
-        exec_run(e);
-        return CUDA_SUCCESS;
+        struct ag_fake_ctx *c;
+        if (s->ctx)
+            c = s->ctx;
+        else if ((rc = ag_fake_current_ctx(&c)))
+            return rc;
+        return ag_fake_submit(s, c, e->nodes, e->n, 0, NULL);
     }
     /* Captured graph launches become child-graph nodes holding their own snapshot. */
     struct ag_fake_exec *child = calloc(1, sizeof *child);
@@ -654,8 +632,10 @@ static CUresult exec_memcpy_set(CUgraphExec h, CUgraphNode node, const CUDA_MEMC
         rc = ag_fake_check_ctx(ctx, &x);
     if (rc == CUDA_SUCCESS)
         rc = ag_fake_copy3d(c, 0);
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
         n->copy = *c;
+        ag_fake_copy_pins(c, n->pins);
+    }
     return rc;
 }
 

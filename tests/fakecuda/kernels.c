@@ -126,6 +126,19 @@ static void k_sum(const struct ag_fake_kdef *k, const unsigned char *a, unsigned
     out[0] = acc;
 }
 
+/* A write through NULL is an illegal address on a GPU: the context gets the sticky error. */
+static void k_fault(const struct ag_fake_kdef *k, const unsigned char *a, unsigned long long nt)
+{
+    int *p;
+    ARG(k, a, 0, p);
+    if (nt == 0)
+        return;
+    if (p)
+        p[0] = 1;
+    else
+        ag_fake_fault(CUDA_ERROR_ILLEGAL_ADDRESS);
+}
+
 static const struct ag_fake_kdef table[] = {
     {"ag_fill", 3, {PTR, F32, I32}, k_fill},
     {"ag_axpy", 4, {PTR, PTR, F32, I32}, k_axpy},
@@ -140,6 +153,7 @@ static const struct ag_fake_kdef table[] = {
      k_mix},
     {"ag_big", 3, {PTR, {sizeof(struct ag_big_arg), _Alignof(struct ag_big_arg)}, I32}, k_big},
     {"ag_sum", 3, {PTR, PTR, I32}, k_sum},
+    {"ag_fault", 1, {PTR}, k_fault},
 };
 
 const struct ag_fake_kdef *ag_fake_kdef_find(const char *name)

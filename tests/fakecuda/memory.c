@@ -1,8 +1,10 @@
 /* fakecuda memory: "device" memory is host memory. Owns the allocation table (device
  * allocations, pinned and registered host ranges) used for pointer attributes and range
  * checks, and every memcpy/memset entry point, sync and async, legacy and per-thread.
- * Work runs synchronously at submission unless the stream is capturing, in which case it
- * becomes a graph node. */
+ * Work is submitted to the stream (queue.c runs it) unless the stream is capturing, in
+ * which case it becomes a graph node. As with the driver, a copy from pageable memory
+ * reads it before the call returns, a copy to pageable memory and every synchronous
+ * copy or set return once done, and frees wait for the device to be idle. */
 #define _GNU_SOURCE
 #include "fake.h"
 
@@ -140,6 +142,7 @@ static CUresult mem_free(uintptr_t p, CUmemorytype type)
     CUresult rc = ag_fake_capture_unsafe(NULL);
     if (rc)
         return rc;
+    ag_fake_drain();
     struct range *r = find(p);
     if (!r || r->base != p || r->type != type || r->registered)
         return CUDA_ERROR_INVALID_VALUE;
@@ -206,6 +209,7 @@ CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags) AG_F
 
 static CUresult host_unregister(void *p)
 {
+    ag_fake_drain();
     struct range *r = find((uintptr_t)p);
     if (!r || r->base != (uintptr_t)p || !r->registered)
         return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
@@ -368,6 +372,49 @@ CUresult ag_fake_copy3d(const CUDA_MEMCPY3D *c, int execute)
     return CUDA_SUCCESS;
 }
 
+/* Host memory of an endpoint that is not page-locked, or NULL (device memory, or
+ * pinned). A unified address the driver does not know is pageable host memory. */
+static const void *pageable_host(CUmemorytype t, const void *host, CUdeviceptr dev)
+{
+    const struct range *r;
+    if (t == CU_MEMORYTYPE_HOST)
+        r = find((uintptr_t)host);
+    else if (t == CU_MEMORYTYPE_UNIFIED)
+        r = find((uintptr_t)dev);
+    else
+        return NULL;
+    if (r && (t == CU_MEMORYTYPE_UNIFIED || r->type == CU_MEMORYTYPE_HOST))
+        return NULL;
+    return t == CU_MEMORYTYPE_HOST ? host : (const void *)(uintptr_t)dev;
+}
+
+int ag_fake_copy_pageable(const CUDA_MEMCPY3D *c, int srcside)
+{
+    return srcside ? pageable_host(c->srcMemoryType, c->srcHost, c->srcDevice) != NULL
+                   : pageable_host(c->dstMemoryType, c->dstHost, c->dstDevice) != NULL;
+}
+
+static unsigned long long pin(CUmemorytype t, const void *host, CUdeviceptr dev)
+{
+    const struct range *r = t == CU_MEMORYTYPE_HOST      ? find((uintptr_t)host)
+                            : t == CU_MEMORYTYPE_UNIFIED ? find((uintptr_t)dev)
+                                                         : NULL;
+    return r && r->type == CU_MEMORYTYPE_HOST ? r->id : 0;
+}
+
+void ag_fake_copy_pins(const CUDA_MEMCPY3D *c, unsigned long long pins[2])
+{
+    pins[0] = pin(c->srcMemoryType, c->srcHost, c->srcDevice);
+    pins[1] = pin(c->dstMemoryType, c->dstHost, c->dstDevice);
+}
+
+int ag_fake_copy_pins_valid(const CUDA_MEMCPY3D *c, const unsigned long long pins[2])
+{
+    unsigned long long now[2];
+    ag_fake_copy_pins(c, now);
+    return (!pins[0] || pins[0] == now[0]) && (!pins[1] || pins[1] == now[1]);
+}
+
 void ag_fake_copy1d_desc(CUDA_MEMCPY3D *c, CUmemorytype dt, void *dst, CUmemorytype st, const void *src,
                          size_t bytes)
 {
@@ -417,14 +464,30 @@ static CUresult submit_copy(const CUDA_MEMCPY3D *c, CUstream h, int per_thread, 
         if (rc)
             return rc;
     }
+    rc = ag_fake_copy3d(c, 0);
+    if (rc)
+        return rc;
+    struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_MEMCPY, .copy = *c};
     if (ag_fake_capturing(s)) {
-        rc = ag_fake_copy3d(c, 0);
-        if (rc)
-            return rc;
-        struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_MEMCPY, .copy = *c};
+        ag_fake_copy_pins(c, proto.pins);
         return ag_fake_capture_add(s, &proto);
     }
-    return ag_fake_copy3d(c, 1);
+    void *staging = NULL;
+    int flags = async && !ag_fake_copy_pageable(c, 0) ? 0 : AG_FAKE_SUBMIT_WAIT;
+    if (!flags && ag_fake_async() && ag_fake_copy_pageable(c, 1)) {
+        /* The driver copies pageable source memory to a staging buffer before returning. */
+        size_t w = c->WidthInBytes, rows = c->Height ? c->Height : 1, depth = c->Depth ? c->Depth : 1;
+        CUDA_MEMCPY3D pack = *c;
+        if (w && !(staging = malloc(w * rows * depth)))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        pack.dstMemoryType = CU_MEMORYTYPE_HOST, pack.dstHost = staging, pack.dstDevice = 0;
+        pack.dstXInBytes = pack.dstY = pack.dstZ = 0, pack.dstPitch = w, pack.dstHeight = rows;
+        ag_fake_copy3d(&pack, 1);
+        proto.copy.srcMemoryType = CU_MEMORYTYPE_HOST, proto.copy.srcHost = staging, proto.copy.srcDevice = 0;
+        proto.copy.srcXInBytes = proto.copy.srcY = proto.copy.srcZ = 0;
+        proto.copy.srcPitch = w, proto.copy.srcHeight = rows;
+    }
+    return ag_fake_submit(s, ctx, &proto, 1, flags, staging);
 }
 
 #define H CU_MEMORYTYPE_HOST
@@ -564,12 +627,10 @@ static CUresult memset2d(CUdeviceptr dst, size_t pitch, unsigned value, unsigned
         if (rc)
             return rc;
     }
-    if (ag_fake_capturing(s)) {
-        struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_MEMSET, .set = p};
+    struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_MEMSET, .set = p};
+    if (ag_fake_capturing(s))
         return ag_fake_capture_add(s, &proto);
-    }
-    ag_fake_memset2d(dst, p.pitch, value, elem, width, height);
-    return CUDA_SUCCESS;
+    return ag_fake_submit(s, ctx, &proto, 1, async ? 0 : AG_FAKE_SUBMIT_WAIT, NULL);
 }
 
 CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) AG_FAKE_BODY(memset2d(d, 0, v, 1, n, 1, NULL, 0, 0))

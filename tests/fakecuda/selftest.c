@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../kernels/ag_kernels.h"
 
@@ -57,6 +58,7 @@ static int checks;
 
 static CUmodule mod;
 static CUlibrary lib;
+static const char *ptx_path;
 
 static CUfunction fn(const char *name)
 {
@@ -313,7 +315,7 @@ static void test_memory(void)
     EXPECT(mt == 0);
 
     CUstream s;
-    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&s, 0));
     OK(cuMemcpyHtoDAsync(d, host, sizeof host, s));
     OK(cuMemcpyDtoDAsync(d2, d, sizeof host, s));
     OK(cuMemcpyDtoHAsync(pinned, d2, sizeof host, s));
@@ -422,11 +424,12 @@ static void test_streams_events(void)
     OK(cuStreamWaitEvent(sp, e0, 0));
     OK(cuEventRecordWithFlags(e1, sp, 0));
     OK(cuEventRecord(nt, s));
-    OK(cuEventQuery(e1));
     OK(cuEventSynchronize(e1));
+    OK(cuEventQuery(e1));
     OK(cuEventElapsedTime(&ms, e0, e1));
     EXPECT(ms > 0.0f);
     RC(CUDA_ERROR_INVALID_HANDLE, cuEventElapsedTime(&ms, e0, nt));
+    OK(cuStreamSynchronize(s));
     EXPECT(host_calls == 1);
     OK(cuStreamSynchronize(NULL));
     OK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
@@ -494,15 +497,18 @@ static void test_graphs(void)
     host_calls = 0;
     memset(h, 0, sizeof h);
     OK(cuGraphLaunch(ex, NULL));
+    OK(cuCtxSynchronize());
     expect_all(h, N, 3.0f);
     EXPECT(host_calls == 2);
     OK(cuGraphLaunch(ex, CU_STREAM_PER_THREAD));
+    OK(cuCtxSynchronize());
     EXPECT(host_calls == 4);
 
     v = 5.0f;
     kp.kernelParams = (void *[]){&d, &v, &n};
     OK(cuGraphExecKernelNodeSetParams(ex, nfill, &kp));
     OK(cuGraphLaunch(ex, NULL));
+    OK(cuCtxSynchronize());
     expect_all(h, N, 5.0f);
 
     /* Same topology, new values: cuGraphExecUpdate succeeds and copies them. */
@@ -516,6 +522,7 @@ static void test_graphs(void)
     OK(cuGraphExecUpdate(ex, g2, &info));
     EXPECT(info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS);
     OK(cuGraphLaunch(ex, NULL));
+    OK(cuCtxSynchronize());
     expect_all(h, N, 9.0f);
     /* g gained a node after instantiation: the topology differs. */
     RC(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, cuGraphExecUpdate(ex, g, &info));
@@ -710,6 +717,204 @@ static void test_threads(void)
     }
 }
 
+/* ---- execution semantics: faults, launch-attribute events, event nodes, contexts --------- */
+
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static int gate_open = 1;
+static pthread_t host_thread;
+
+/* Blocks its stream until gate_set(1): asynchronous mode only, where it runs on a worker. */
+static void gate_wait(void *arg)
+{
+    (void)arg;
+    host_thread = pthread_self();
+    pthread_mutex_lock(&gate_lock);
+    while (!gate_open)
+        pthread_cond_wait(&gate_cond, &gate_lock);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+static void gate_set(int open)
+{
+    pthread_mutex_lock(&gate_lock);
+    gate_open = open;
+    pthread_cond_broadcast(&gate_cond);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+/* Both modes: a faulting kernel gives its context the sticky error (and only it); events
+ * recorded through launch attributes; freed memory refused at the call; a CUkernel runs
+ * in its stream's context without a current one, a CUfunction does not. */
+static void test_semantics(void)
+{
+    CUcontext c, primary, popped;
+    CUmodule m;
+    CUfunction fault, fill = fn("ag_fill");
+    CUstream s;
+    CUdeviceptr d, gone;
+    int *null = NULL, n = N;
+    float v = 4.0f, h[N];
+    OK(cuCtxGetCurrent(&primary));
+    OK(cuCtxCreate(&c, NULL, 0, 0));
+    OK(cuModuleLoad(&m, ptx_path));
+    OK(cuModuleGetFunction(&fault, m, "ag_fault"));
+    OK(cuLaunchKernel(fault, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&null}, NULL));
+    RC(CUDA_ERROR_ILLEGAL_ADDRESS, cuCtxSynchronize());
+    RC(CUDA_ERROR_ILLEGAL_ADDRESS, cuLaunchKernel(fault, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&null}, NULL));
+    RC(CUDA_ERROR_ILLEGAL_ADDRESS, cuMemAlloc(&d, 16));
+    OK(cuCtxDestroy(c));
+    OK(cuCtxSetCurrent(primary));
+    OK(cuMemAlloc(&d, sizeof h));
+
+    CUevent pe, ce, bad;
+    OK(cuEventCreate(&pe, CU_EVENT_DISABLE_TIMING));
+    OK(cuEventCreate(&ce, CU_EVENT_DISABLE_TIMING));
+    OK(cuEventCreate(&bad, 0));
+    OK(cuEventDestroy(bad));
+    OK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+    CUlaunchAttribute at[2];
+    memset(at, 0, sizeof at);
+    at[0].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+    at[0].value.programmaticEvent.event = pe;
+    at[1].id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+    at[1].value.launchCompletionEvent.event = ce;
+    CUlaunchConfig cfg = {NB(N), 1, 1, 256, 1, 1, 0, s, at, 2};
+    OK(cuLaunchKernelEx(&cfg, fill, (void *[]){&d, &v, &n}, NULL));
+    OK(cuEventSynchronize(pe));
+    OK(cuEventSynchronize(ce));
+    get(h, d, N);
+    expect_all(h, N, 4.0f);
+    at[1].value.launchCompletionEvent.event = bad;
+    RC(CUDA_ERROR_INVALID_HANDLE, cuLaunchKernelEx(&cfg, fill, (void *[]){&d, &v, &n}, NULL));
+    at[1].value.launchCompletionEvent.event = ce;
+
+    OK(cuMemAlloc(&gone, 64));
+    OK(cuMemFree(gone));
+    RC(CUDA_ERROR_INVALID_VALUE, cuMemsetD32Async(gone, 0, 16, s));
+    RC(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoDAsync(d, gone, 64, s));
+
+    CUkernel k;
+    OK(cuLibraryGetKernel(&k, lib, "ag_fill"));
+    v = 6.0f;
+    OK(cuCtxPopCurrent(&popped));
+    EXPECT(popped == primary);
+    OK(cuLaunchKernel((CUfunction)k, NB(N), 1, 1, 256, 1, 1, 0, s, (void *[]){&d, &v, &n}, NULL));
+    RC(CUDA_ERROR_INVALID_CONTEXT, cuLaunchKernel((CUfunction)k, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&d, &v, &n}, NULL));
+    RC(CUDA_ERROR_INVALID_CONTEXT, cuLaunchKernel(fill, 1, 1, 1, 1, 1, 1, 0, s, (void *[]){&d, &v, &n}, NULL));
+    OK(cuCtxPushCurrent(primary));
+    OK(cuStreamSynchronize(s));
+    get(h, d, N);
+    expect_all(h, N, 6.0f);
+
+    OK(cuEventDestroy(pe));
+    OK(cuEventDestroy(ce));
+    OK(cuStreamDestroy(s));
+    OK(cuMemFree(d));
+}
+
+/* Asynchronous mode only: work behind a blocked host function has not run, queries say
+ * so, waits use the record that was the most recent at the wait, the legacy stream waits
+ * for blocking streams only, graphs' event nodes and pageable copies behave as on a GPU. */
+static void test_async(void)
+{
+    CUstream s1, s2, s3, blk;
+    CUevent e;
+    CUdeviceptr x, y;
+    float h[N], one = 1.0f, nine = 9.0f, five = 5.0f;
+    int n = N;
+    OK(cuStreamCreate(&s1, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&s3, CU_STREAM_NON_BLOCKING));
+    OK(cuStreamCreate(&blk, 0));
+    OK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    OK(cuMemAlloc(&x, sizeof h));
+    OK(cuMemAlloc(&y, sizeof h));
+
+    gate_set(0);
+    OK(cuLaunchHostFunc(s1, gate_wait, NULL));
+    launch(fn("ag_fill"), N, s1, (void *[]){&x, &nine, &n});
+    OK(cuEventRecord(e, s1));
+    RC(CUDA_ERROR_NOT_READY, cuStreamQuery(s1));
+    RC(CUDA_ERROR_NOT_READY, cuEventQuery(e));
+    OK(cuStreamWaitEvent(s2, e, 0));
+    launch(fn("ag_add"), N, s2, (void *[]){&y, &x, &x, &n});
+    /* A later record on an idle stream: queries see it, the wait above does not. */
+    OK(cuEventRecord(e, s3));
+    OK(cuStreamSynchronize(s3));
+    OK(cuEventQuery(e));
+    RC(CUDA_ERROR_NOT_READY, cuStreamQuery(s2));
+    /* The legacy stream waits for the blocking stream's gate, a non-blocking one does not. */
+    CUdeviceptr w;
+    OK(cuMemAlloc(&w, sizeof h));
+    OK(cuLaunchHostFunc(blk, gate_wait, NULL));
+    launch(fn("ag_fill"), N, NULL, (void *[]){&w, &one, &n});
+    RC(CUDA_ERROR_NOT_READY, cuStreamQuery(NULL));
+    launch(fn("ag_fill"), N, s3, (void *[]){&x, &five, &n});
+    OK(cuStreamSynchronize(s3));
+    /* A pageable source is read at the call. */
+    float src[N];
+    for (int i = 0; i < N; i++)
+        src[i] = 3.0f;
+    CUdeviceptr z;
+    OK(cuMemAlloc(&z, sizeof src));
+    OK(cuMemcpyHtoDAsync(z, src, sizeof src, s1));
+    for (int i = 0; i < N; i++)
+        src[i] = 0.0f;
+    gate_set(1);
+    OK(cuCtxSynchronize());
+    EXPECT(!pthread_equal(host_thread, pthread_self()));
+    get(h, w, N);
+    expect_all(h, N, 1.0f);
+    get(h, y, N);
+    expect_all(h, N, 18.0f);
+    get(h, z, N);
+    expect_all(h, N, 3.0f);
+
+    /* Graph event nodes: a record node records when the graph runs, a wait node waits
+     * for the record that was the most recent at the launch. */
+    CUgraph gr, gw;
+    CUgraphExec er, ew;
+    CUgraphNode nr, nw, nk;
+    OK(cuGraphCreate(&gr, 0));
+    OK(cuGraphAddEventRecordNode(&nr, gr, NULL, 0, e));
+    OK(cuGraphInstantiate(&er, gr, 0));
+    OK(cuGraphCreate(&gw, 0));
+    OK(cuGraphAddEventWaitNode(&nw, gw, NULL, 0, e));
+    CUDA_KERNEL_NODE_PARAMS kp = {0};
+    kp.func = fn("ag_add");
+    kp.gridDimX = NB(N), kp.gridDimY = kp.gridDimZ = 1, kp.blockDimX = 256, kp.blockDimY = kp.blockDimZ = 1;
+    kp.kernelParams = (void *[]){&y, &x, &x, &n};
+    OK(cuGraphAddKernelNode(&nk, gw, &nw, 1, &kp));
+    OK(cuGraphInstantiate(&ew, gw, 0));
+    gate_set(0);
+    OK(cuLaunchHostFunc(s1, gate_wait, NULL));
+    launch(fn("ag_fill"), N, s1, (void *[]){&x, &one, &n});
+    OK(cuGraphLaunch(er, s1));
+    RC(CUDA_ERROR_NOT_READY, cuEventQuery(e));
+    OK(cuGraphLaunch(ew, s2));
+    RC(CUDA_ERROR_NOT_READY, cuStreamQuery(s2));
+    gate_set(1);
+    OK(cuStreamSynchronize(s2));
+    get(h, y, N);
+    expect_all(h, N, 2.0f);
+    OK(cuEventQuery(e));
+
+    OK(cuGraphExecDestroy(er));
+    OK(cuGraphExecDestroy(ew));
+    OK(cuGraphDestroy(gr));
+    OK(cuGraphDestroy(gw));
+    OK(cuEventDestroy(e));
+    OK(cuStreamDestroy(s1));
+    OK(cuStreamDestroy(s2));
+    OK(cuStreamDestroy(s3));
+    OK(cuStreamDestroy(blk));
+    OK(cuMemFree(x));
+    OK(cuMemFree(y));
+    OK(cuMemFree(z));
+    OK(cuMemFree(w));
+}
+
 int main(int argc, char **argv)
 {
     CUdevice dev;
@@ -721,6 +926,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s kernels.ptx\n", argv[0]);
         return 2;
     }
+    alarm(120); /* a wait that never ends is a failure too */
     RC(CUDA_ERROR_NOT_INITIALIZED, cuDeviceGetCount(&count));
     OK(cuInit(0));
     OK(cuDriverGetVersion(&version));
@@ -739,6 +945,7 @@ int main(int argc, char **argv)
     OK(cuDevicePrimaryCtxRetain(&ctx, dev));
     OK(cuCtxSetCurrent(ctx));
 
+    ptx_path = argv[1];
     OK(cuModuleLoad(&mod, argv[1]));
     OK(cuLibraryLoadFromFile(&lib, argv[1], NULL, NULL, 0, NULL, NULL, 0));
 
@@ -751,6 +958,10 @@ int main(int argc, char **argv)
     test_proc_address();
     test_contexts();
     test_threads();
+    test_semantics();
+    const char *async = getenv("AG_FAKE_ASYNC");
+    if (async && strcmp(async, "1") == 0)
+        test_async();
 
     OK(cuLibraryUnload(lib));
     CUkernel k;

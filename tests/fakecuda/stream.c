@@ -1,7 +1,8 @@
-/* fakecuda streams, events, kernel launches and stream capture. Execution model: work
- * runs synchronously at submission, in the caller's thread, which is in order for every
- * stream; events are stamped with a host clock when recorded. While a stream captures,
- * work submitted to it becomes chained graph nodes instead (graph.c owns graphs). */
+/* fakecuda streams, events, kernel launches and stream capture. Work submitted to a
+ * stream goes to queue.c, which runs it at once or, in asynchronous mode, on the
+ * stream's worker; events are stamped with a host clock when their record runs. While a
+ * stream captures, work submitted to it becomes chained graph nodes instead (graph.c
+ * owns graphs). */
 #define _GNU_SOURCE
 #include "fake.h"
 
@@ -9,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct ag_fake_capture {
     struct ag_fake_graph *graph;
@@ -24,7 +24,9 @@ struct ag_fake_capture {
 };
 
 static struct ag_fake_stream legacy = {.magic = AG_FAKE_STREAM, .index = -1};
-static _Thread_local struct ag_fake_stream per_thread = {.magic = AG_FAKE_STREAM, .index = -2};
+/* Allocated, not thread-local storage: in asynchronous mode its worker may still run
+ * the queue after the thread exited. */
+static _Thread_local struct ag_fake_stream *per_thread;
 static int next_stream_index = 1;
 static unsigned long long next_capture_id = 1;
 static _Thread_local CUstreamCaptureMode thread_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
@@ -36,12 +38,14 @@ static size_t nactive;
 CUresult ag_fake_stream(CUstream h, int per_thread_default, struct ag_fake_stream **out)
 {
     struct ag_fake_stream *s = (struct ag_fake_stream *)h;
-    if (h == NULL)
-        s = per_thread_default ? &per_thread : &legacy;
-    else if (h == CU_STREAM_LEGACY)
+    if ((h == NULL && per_thread_default) || h == CU_STREAM_PER_THREAD) {
+        if (!per_thread && !(per_thread = calloc(1, sizeof *per_thread)))
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        per_thread->magic = AG_FAKE_STREAM;
+        per_thread->index = -2;
+        s = per_thread;
+    } else if (h == NULL || h == CU_STREAM_LEGACY)
         s = &legacy;
-    else if (h == CU_STREAM_PER_THREAD)
-        s = &per_thread;
     else if (s->magic != AG_FAKE_STREAM)
         return CUDA_ERROR_INVALID_HANDLE;
     *out = s;
@@ -157,12 +161,22 @@ static CUresult stream_destroy(CUstream h)
     if (s->cap)
         invalidate(s->cap);
     s->magic = AG_FAKE_DEAD;
+    ag_fake_stream_retire(s);
     return CUDA_SUCCESS;
 }
 
 CUresult cuStreamDestroy_v2(CUstream hStream) AG_FAKE_BODY(stream_destroy(hStream))
 
-static CUresult stream_sync(CUstream h, int ptsz)
+/* The context whose sticky error a stream's operations report. */
+static struct ag_fake_ctx *stream_ctx_of(const struct ag_fake_stream *s)
+{
+    struct ag_fake_ctx *c;
+    if (s->ctx)
+        return s->ctx;
+    return ag_fake_current_ctx(&c) == CUDA_SUCCESS ? c : NULL;
+}
+
+static CUresult stream_sync(CUstream h, int ptsz, int query)
 {
     struct ag_fake_stream *s;
     CUresult rc = ag_fake_stream(h, ptsz, &s);
@@ -173,13 +187,21 @@ static CUresult stream_sync(CUstream h, int ptsz)
         invalidate(s->cap);
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
-    return s == &legacy ? ag_fake_capture_unsafe(NULL) : CUDA_SUCCESS;
+    rc = s == &legacy ? ag_fake_capture_unsafe(NULL) : CUDA_SUCCESS;
+    if (rc)
+        return rc;
+    if (query && ag_fake_stream_busy(s))
+        return CUDA_ERROR_NOT_READY;
+    if (!query)
+        ag_fake_stream_wait(s);
+    struct ag_fake_ctx *c = stream_ctx_of(s);
+    return c ? c->sticky : CUDA_SUCCESS;
 }
 
-CUresult cuStreamSynchronize(CUstream hStream) AG_FAKE_BODY(stream_sync(hStream, 0))
-CUresult cuStreamSynchronize_ptsz(CUstream hStream) AG_FAKE_BODY(stream_sync(hStream, 1))
-CUresult cuStreamQuery(CUstream hStream) AG_FAKE_BODY(stream_sync(hStream, 0))
-CUresult cuStreamQuery_ptsz(CUstream hStream) AG_FAKE_BODY(stream_sync(hStream, 1))
+CUresult cuStreamSynchronize(CUstream hStream) AG_FAKE_BODY(stream_sync(hStream, 0, 0))
+CUresult cuStreamSynchronize_ptsz(CUstream hStream) AG_FAKE_BODY(stream_sync(hStream, 1, 0))
+CUresult cuStreamQuery(CUstream hStream) AG_FAKE_BODY(stream_sync(hStream, 0, 1))
+CUresult cuStreamQuery_ptsz(CUstream hStream) AG_FAKE_BODY(stream_sync(hStream, 1, 1))
 
 /* Reads one property of a stream; the macro keeps the eight getters to one line each. */
 #define STREAM_GETTER(fn, type, expr)                                                  \
@@ -231,12 +253,11 @@ static CUresult host_func(CUstream h, int ptsz, CUhostFn fn, void *user)
     ag_fake_trace_field("stream=%s", ag_fake_stream_label(s));
     if (!fn)
         return CUDA_ERROR_INVALID_VALUE;
-    if (s->cap) {
-        struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_HOST, .host = {fn, user}};
+    struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_HOST, .host = {fn, user}};
+    if (s->cap)
         return ag_fake_capture_add(s, &proto);
-    }
-    ag_fake_call_host(fn, user);
-    return CUDA_SUCCESS;
+    struct ag_fake_ctx *c = stream_ctx_of(s);
+    return c ? ag_fake_submit(s, c, &proto, 1, 0, NULL) : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 CUresult cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData) AG_FAKE_BODY(host_func(hStream, 0, fn, userData))
@@ -256,8 +277,10 @@ static CUresult add_callback(CUstream h, int ptsz, CUstreamCallback fn, void *us
         invalidate(s->cap);
         return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
-    ag_fake_call_callback(fn, h, user);
-    return CUDA_SUCCESS;
+    struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_HOST, .host = {NULL, user}, .callback = fn,
+                                 .callback_stream = h};
+    struct ag_fake_ctx *c = stream_ctx_of(s);
+    return c ? ag_fake_submit(s, c, &proto, 1, 0, NULL) : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
@@ -274,16 +297,6 @@ CUresult ag_fake_event(CUevent h, struct ag_fake_event **out)
         return CUDA_ERROR_INVALID_HANDLE;
     *out = e;
     return CUDA_SUCCESS;
-}
-
-void ag_fake_event_stamp(struct ag_fake_event *e)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    e->recorded = 1;
-    e->ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-    e->cap = NULL;
-    e->ndeps = 0;
 }
 
 static CUresult event_create(CUevent *out, unsigned flags)
@@ -330,8 +343,9 @@ static CUresult event_record(CUevent h, CUstream hs, int ptsz, unsigned flags)
     if (flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
         return CUDA_ERROR_INVALID_VALUE;
     if (!s->cap) {
-        ag_fake_event_stamp(e);
-        return CUDA_SUCCESS;
+        struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD, .event = h};
+        struct ag_fake_ctx *c = stream_ctx_of(s);
+        return c ? ag_fake_submit(s, c, &proto, 1, 0, NULL) : CUDA_ERROR_INVALID_CONTEXT;
     }
     if (flags & CU_EVENT_RECORD_EXTERNAL) {
         struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD, .event = h};
@@ -355,17 +369,23 @@ CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int f
 CUresult cuEventRecordWithFlags_ptsz(CUevent hEvent, CUstream hStream, unsigned int flags)
     AG_FAKE_BODY(event_record(hEvent, hStream, 1, flags))
 
-static CUresult event_query(CUevent h)
+static CUresult event_query(CUevent h, int query)
 {
     struct ag_fake_event *e;
     CUresult rc = ag_fake_event(h, &e);
     if (rc)
         return rc;
-    return e->cap ? CUDA_ERROR_CAPTURED_EVENT : CUDA_SUCCESS;
+    if (e->cap)
+        return CUDA_ERROR_CAPTURED_EVENT;
+    if (query && ag_fake_event_busy(e))
+        return CUDA_ERROR_NOT_READY;
+    ag_fake_event_wait(e);
+    struct ag_fake_ctx *c = e->rec_stream ? stream_ctx_of(e->rec_stream) : NULL;
+    return c ? c->sticky : CUDA_SUCCESS;
 }
 
-CUresult cuEventQuery(CUevent hEvent) AG_FAKE_BODY(event_query(hEvent))
-CUresult cuEventSynchronize(CUevent hEvent) AG_FAKE_BODY(event_query(hEvent))
+CUresult cuEventQuery(CUevent hEvent) AG_FAKE_BODY(event_query(hEvent, 1))
+CUresult cuEventSynchronize(CUevent hEvent) AG_FAKE_BODY(event_query(hEvent, 0))
 
 static CUresult elapsed(float *ms, CUevent a, CUevent b)
 {
@@ -383,6 +403,8 @@ static CUresult elapsed(float *ms, CUevent a, CUevent b)
         return CUDA_ERROR_CAPTURED_EVENT;
     if (!s->recorded || !e->recorded)
         return CUDA_ERROR_INVALID_HANDLE;
+    if (ag_fake_event_busy(s) || ag_fake_event_busy(e))
+        return CUDA_ERROR_NOT_READY;
     *ms = (float)(e->ns - s->ns) / 1e6f;
     return CUDA_SUCCESS;
 }
@@ -434,7 +456,9 @@ static CUresult stream_wait_event(CUstream hs, int ptsz, CUevent h, unsigned fla
         struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_WAIT_EVENT, .event = h};
         return ag_fake_capture_add(s, &proto);
     }
-    return CUDA_SUCCESS;
+    struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_WAIT_EVENT, .event = h};
+    struct ag_fake_ctx *c = stream_ctx_of(s);
+    return c ? ag_fake_submit(s, c, &proto, 1, 0, NULL) : CUDA_ERROR_INVALID_CONTEXT;
 }
 
 CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
@@ -474,12 +498,52 @@ struct launch {
     unsigned nattrs;
 };
 
+/* Events a launch records through its attributes (programmatic and launch-completion
+ * events): recorded when the kernel completes, which is never earlier than the driver
+ * fires them. Other attributes do not change what the stand-in computes. */
+static CUresult attr_events(const struct launch *l, struct ag_fake_node nodes[3], size_t *n)
+{
+    for (unsigned i = 0; i < l->nattrs; i++) {
+        CUevent ev;
+        int flags;
+        struct ag_fake_event *e;
+        if (l->attrs[i].id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT)
+            ev = l->attrs[i].value.programmaticEvent.event, flags = l->attrs[i].value.programmaticEvent.flags;
+        else if (l->attrs[i].id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT)
+            ev = l->attrs[i].value.launchCompletionEvent.event, flags = l->attrs[i].value.launchCompletionEvent.flags;
+        else
+            continue;
+        if (ag_fake_event(ev, &e))
+            return CUDA_ERROR_INVALID_HANDLE;
+        if (flags != CU_EVENT_RECORD_DEFAULT || *n == 3)
+            return CUDA_ERROR_INVALID_VALUE;
+        nodes[(*n)++] = (struct ag_fake_node){.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD, .event = ev};
+    }
+    return CUDA_SUCCESS;
+}
+
+/* A context-less kernel (a CUkernel) runs in the context of the stream it is launched
+ * into, or the current one for a default stream, as the driver documents; a CUfunction
+ * needs the current context. */
+static CUresult launch_ctx(const struct launch *l, struct ag_fake_ctx **out)
+{
+    const struct ag_fake_kdef *k;
+    struct ag_fake_stream *s = (struct ag_fake_stream *)l->stream;
+    CUresult rc = ag_fake_current_ctx(out);
+    if (rc && ag_fake_kernel_only((CUkernel)l->f, &k) == CUDA_SUCCESS && s && l->stream != CU_STREAM_LEGACY &&
+        l->stream != CU_STREAM_PER_THREAD && s->magic == AG_FAKE_STREAM && s->ctx) {
+        *out = s->ctx;
+        rc = CUDA_SUCCESS;
+    }
+    return rc;
+}
+
 static CUresult launch(const struct launch *l)
 {
     const struct ag_fake_kdef *k;
     struct ag_fake_stream *s;
     struct ag_fake_ctx *c;
-    CUresult rc = ag_fake_current_ctx(&c);
+    CUresult rc = launch_ctx(l, &c);
     if (rc)
         return rc;
     rc = ag_fake_launchable(l->f, &k);
@@ -505,18 +569,22 @@ static CUresult launch(const struct launch *l)
     rc = ag_fake_check_dims(l->grid, l->block, l->shmem);
     if (rc)
         return rc;
-    struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_KERNEL, .kdef = k, .func = l->f, .shmem = l->shmem};
-    memcpy(proto.grid, l->grid, sizeof proto.grid);
-    memcpy(proto.block, l->block, sizeof proto.block);
-    rc = ag_fake_pack_args(k, l->params, l->extra, proto.args);
+    /* Only the kernel node is initialized here: attr_events fills the others it uses. */
+    struct ag_fake_node nodes[3];
+    nodes[0] = (struct ag_fake_node){.type = CU_GRAPH_NODE_TYPE_KERNEL, .kdef = k, .func = l->f, .shmem = l->shmem};
+    size_t n = 1;
+    memcpy(nodes[0].grid, l->grid, sizeof nodes[0].grid);
+    memcpy(nodes[0].block, l->block, sizeof nodes[0].block);
+    rc = ag_fake_pack_args(k, l->params, l->extra, nodes[0].args);
     if (rc == CUDA_SUCCESS)
-        rc = ag_fake_launch_check(s, c, k, proto.args);
+        rc = ag_fake_launch_check(s, c, k, nodes[0].args);
+    if (rc == CUDA_SUCCESS)
+        rc = attr_events(l, nodes, &n);
     if (rc)
         return rc;
     if (s->cap)
-        return ag_fake_capture_add(s, &proto);
-    ag_fake_run_kernel(k, proto.args, proto.grid, proto.block);
-    return CUDA_SUCCESS;
+        return ag_fake_capture_add(s, &nodes[0]);
+    return ag_fake_submit(s, c, nodes, n, 0, NULL);
 }
 
 #define LAUNCH(ptsz_)                                                                                    \

@@ -30,12 +30,14 @@
 #include <unistd.h>
 
 /* A host function may (wrongly) call back into the API while its caller's line is still
- * being built, so lines are kept on a small stack; deeper nesting is not traced. */
+ * being built, so lines are kept on a small stack; deeper nesting is not traced. The
+ * stack is per thread: a call that waits (asynchronous mode) lets other threads' calls
+ * run before its own line is finished. */
 #define DEPTH 4
 static int trace_fd = -2;
-static char lines[DEPTH][1024];
-static size_t lens[DEPTH];
-static int depth = -1;
+static _Thread_local char lines[DEPTH][1024];
+static _Thread_local size_t lens[DEPTH];
+static _Thread_local int depth = -1;
 #define line lines[depth]
 #define len lens[depth]
 

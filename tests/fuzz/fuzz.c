@@ -19,7 +19,16 @@
  * under a two-way event handshake; host code reads pinned memory only after a sync of
  * its stream and writes only pageable memory (pageable copies are synchronous for the
  * host); host functions read only their stream's pinned buffer. Two threads share
- * nothing but, possibly, the legacy stream. Every CUresult is checked (exit 2). */
+ * nothing but, possibly, the legacy stream. Every CUresult is checked (exit 2).
+ *
+ * With AG_FUZZ_PATTERNS=1 the programs also contain the shapes of issue 8 (same seeds,
+ * other programs; make test does not set it): a decoy record of a hand-off's event on a
+ * third stream before the sender's record (the receiver must wait for the sender's);
+ * copies from a registered host buffer that the host unregisters and registers again
+ * mid-run (its contents never change, so pinned or pageable reads the same); device
+ * buffers freed and allocated again mid-run; created streams destroyed and created
+ * again mid-run. Each of these synchronizes the context first, as a correct program
+ * must before it frees or unregisters what work may still use. */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <pthread.h>
@@ -94,7 +103,14 @@ enum kind {
     O_SYNC_EVENT,
     O_QUERY,
     O_HOST_WRITE, /* the host writes the pageable buffer */
+    /* AG_FUZZ_PATTERNS=1 only */
+    O_REG_TOGGLE, /* context sync, then the registered buffer is unregistered or registered */
+    O_HTOD_REG,   /* copy from the (maybe no longer) registered host buffer */
+    O_REALLOC,    /* context sync, device buffer c freed, allocated and set again */
+    O_RESTREAM,   /* context sync, a created stream destroyed and created again */
 };
+
+static int patterns;
 
 #define NDEV 3      /* float device buffers per stream; one int buffer besides */
 #define MAXS 3      /* streams per thread */
@@ -104,7 +120,7 @@ enum kind {
 
 struct op {
     int kind, s, k, a, b, c; /* stream, kernel, buffer indices (NDEV = the int buffer) */
-    int grid_extra, half, other, timing, unified_up;
+    int grid_extra, half, other, timing, unified_up, decoy;
     float f;
     int i;
 };
@@ -224,6 +240,20 @@ static void generate(struct prog *p, uint64_t seed)
             }
         }
     }
+    for (int t = 0; patterns && t < p->ntpl; t++) {
+        struct tpl *tp = &p->tpl[t];
+        for (int j = 0; j < tp->n; j++)
+            tp->op[j].decoy = tp->op[j].kind == O_HANDOFF_SEND && chance(&r, 50);
+        while (tp->n < MAXOPS && chance(&r, 40)) {
+            static const int extra[] = {O_REG_TOGGLE, O_HTOD_REG, O_HTOD_REG, O_REALLOC, O_RESTREAM};
+            struct op o = random_op(&r, p);
+            o.kind = extra[pick(&r, 5)];
+            int at = pick(&r, tp->n + 1);
+            memmove(&tp->op[at + 1], &tp->op[at], (size_t)(tp->n - at) * sizeof tp->op[0]);
+            tp->op[at] = o;
+            tp->n++;
+        }
+    }
     p->nmut = pick(&r, MAXMUT + 1);
     for (int m = 0; m < p->nmut; m++) {
         struct mutation *mu = &p->mut[m];
@@ -249,7 +279,8 @@ struct hostlog {
 struct stream_state {
     CUstream s;
     CUdeviceptr d[NDEV + 1]; /* NDEV float buffers, then the int buffer */
-    float *pinned, *pageable;
+    float *pinned, *pageable, *reg; /* reg: registered while reg_on (AG_FUZZ_PATTERNS) */
+    int reg_on;
     CUevent ev_plain, ev_timing;
     struct hostlog fnlog, hostlog; /* written by host functions / by the host thread */
     int recorded_plain, recorded_timing;
@@ -411,6 +442,8 @@ static void run_op(struct thread_state *ts, int t, int j, const struct op *o)
     }
     case O_HANDOFF_SEND: /* stream s hands buffer a to stream other */
         CHECK(cuStreamWaitEvent(st->s, ts->back[o->s][o->other], 0));
+        if (o->decoy && o->c % p->nstreams != o->s) /* an earlier record the receiver must not use */
+            CHECK(cuEventRecord(ts->go[o->s][o->other], ts->st[o->c % p->nstreams].s));
         CHECK(cuMemcpyDtoDAsync(ts->x[o->s][o->other], st->d[o->a], (size_t)p->n * 4, st->s));
         CHECK(cuEventRecord(ts->go[o->s][o->other], st->s));
         break;
@@ -456,6 +489,30 @@ static void run_op(struct thread_state *ts, int t, int j, const struct op *o)
             CHECK(rc);
         break;
     }
+    case O_REG_TOGGLE:
+        CHECK(cuCtxSynchronize());
+        if (st->reg_on)
+            CHECK(cuMemHostUnregister(st->reg));
+        else
+            CHECK(cuMemHostRegister(st->reg, (size_t)p->n * 4, 0));
+        st->reg_on = !st->reg_on;
+        break;
+    case O_HTOD_REG:
+        CHECK(cuMemcpyHtoDAsync(st->d[o->a], st->reg, bytes, st->s));
+        break;
+    case O_REALLOC:
+        CHECK(cuCtxSynchronize());
+        CHECK(cuMemFree(st->d[o->c]));
+        CHECK(cuMemAlloc(&st->d[o->c], (size_t)p->n * 4));
+        CHECK(cuMemsetD32(st->d[o->c], 0x3f000000u + (unsigned)o->c, (size_t)p->n));
+        break;
+    case O_RESTREAM:
+        if (p->kinds[o->s] != 0) {
+            CHECK(cuCtxSynchronize());
+            CHECK(cuStreamDestroy(st->s));
+            CHECK(cuStreamCreate(&st->s, p->kinds[o->s] == 2 ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT));
+        }
+        break;
     default: /* O_HOST_WRITE */
         for (int i = 0; i < p->n; i++)
             st->pageable[i] = (float)((o->i + i) % 97) * 0.125f;
@@ -482,10 +539,13 @@ static void *run_thread(void *arg)
         CHECK(cuMemAllocHost(&pinned, bytes));
         st->pinned = pinned;
         st->pageable = malloc(bytes);
-        if (!st->pageable)
+        st->reg = malloc(bytes);
+        if (!st->pageable || !st->reg)
             exit(2);
         for (int i = 0; i < p->n; i++)
-            st->pinned[i] = (float)i * 0.25f, st->pageable[i] = (float)(p->n - i);
+            st->pinned[i] = (float)i * 0.25f, st->pageable[i] = (float)(p->n - i), st->reg[i] = (float)(i % 13);
+        if (patterns)
+            CHECK(cuMemHostRegister(st->reg, bytes, 0)), st->reg_on = 1;
         CHECK(cuEventCreate(&st->ev_plain, CU_EVENT_DISABLE_TIMING));
         CHECK(cuEventCreate(&st->ev_timing, CU_EVENT_DEFAULT));
         for (int o = 0; o < p->nstreams; o++) {
@@ -553,7 +613,8 @@ static const char *kind_name(int k)
                                         "htod-pinned",   "dtoh-pinned",   "htod-pageable", "dtoh-pageable",
                                         "unified",       "record",        "wait",          "handoff-send",
                                         "handoff-recv",  "hostfn",        "barrier",       "sync-stream",
-                                        "sync-ctx",      "sync-event",    "query",         "host-write"};
+                                        "sync-ctx",      "sync-event",    "query",         "host-write",
+                                        "reg-toggle",    "htod-reg",      "realloc",       "restream"};
     return names[k];
 }
 
@@ -608,6 +669,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s SEED [--describe]   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
         return 2;
     }
+    const char *pv = getenv("AG_FUZZ_PATTERNS");
+    patterns = pv && strcmp(pv, "1") == 0;
+    if (pv && *pv && strcmp(pv, "0") && strcmp(pv, "1"))
+        fprintf(stderr, "fuzz: AG_FUZZ_PATTERNS=%s is not 0 or 1; using 0\n", pv);
     uint64_t r = seed;
     int nthreads = chance(&r, 25) ? 2 : 1;
     for (int t = 0; t < nthreads; t++)

@@ -80,3 +80,11 @@ extern "C" __global__ void ag_sum(const float *x, float *out, int n)
         acc += x[i];
     out[0] = acc;
 }
+
+/* Writes through p: given NULL it makes the device fault (an illegal address), which
+ * the context keeps as its sticky error; the stand-in models exactly that case. */
+extern "C" __global__ void ag_fault(int *p)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        p[0] = 1;
+}
