@@ -41,7 +41,6 @@ setup() {
 }
 
 @test "fuzz with issue 8's shapes (AG_FUZZ_PATTERNS=1): 400 seeds, same output with and without the library" {
-    skip "engine bug (issue 8 pattern 1): 7 of 400 programs fail under the library on the asynchronous stand-in, CUDA_ERROR_LAUNCH_FAILED from a graph copy of a host buffer unregistered since (seeds 32, 98, 231, 386)"
     run env AG_FUZZ_PATTERNS=1 "$ROOT/tests/fuzz/run-seeds" 1 400 "$(nproc)"
     assert_success
     assert_line "fuzz: 400 programs, 0 mismatches"

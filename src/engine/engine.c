@@ -19,10 +19,45 @@
 static int capture_depth;
 static int engine_off;
 static int holds_began;
+static int faulted; /* a device fault was reported: nothing is held until a context goes */
 
 int ag_engine_is_off(void)
 {
 	return __atomic_load_n(&engine_off, __ATOMIC_ACQUIRE);
+}
+
+/* The errors after which the driver fails every later call in the context (a device fault). */
+static int sticky(CUresult rc)
+{
+	switch (rc) {
+	case CUDA_ERROR_ILLEGAL_ADDRESS:
+	case CUDA_ERROR_LAUNCH_TIMEOUT:
+	case CUDA_ERROR_ASSERT:
+	case CUDA_ERROR_HARDWARE_STACK_ERROR:
+	case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+	case CUDA_ERROR_MISALIGNED_ADDRESS:
+	case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+	case CUDA_ERROR_INVALID_PC:
+	case CUDA_ERROR_LAUNCH_FAILED:
+	case CUDA_ERROR_ECC_UNCORRECTABLE:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * After a device fault every driver call returns the sticky error; a held
+ * call would return CUDA_SUCCESS (issue 8, pattern 9). Once the driver has
+ * reported one, the engine holds nothing more, and held work is flushed at
+ * its stream's next operation, until a context is destroyed or reset. Only
+ * sets a flag: callers may hold a stream's lock.
+ */
+CUresult ag_engine_status(CUresult rc)
+{
+	if (rc != CUDA_SUCCESS && sticky(rc))
+		__atomic_store_n(&faulted, 1, __ATOMIC_RELEASE);
+	return rc;
 }
 
 /* Registered at the first hold, so it runs before exit handlers registered earlier (cudart's). */
@@ -58,13 +93,28 @@ CUresult ag_engine_submit(const struct ag_call *c)
 	if (c->kind == AG_OP_COPY && c->api == AG_COPY_UNIFIED && (!off || ag_opt.num[AG_OPT_STATS]))
 		unified_ok = ag_op_unified_copy_nodeable(c);
 	struct ag_stream *st = NULL;
-	if (!off && !__atomic_load_n(&capture_depth, __ATOMIC_ACQUIRE)) {
-		st = ag_stream_of(c->stream, c->per_thread, 1);
-		if (__atomic_load_n(&ag_hold_streams, __ATOMIC_ACQUIRE))
-			ag_order_others(st);
+	int looks = !off && !__atomic_load_n(&capture_depth, __ATOMIC_SEQ_CST) &&
+		    !__atomic_load_n(&faulted, __ATOMIC_ACQUIRE);
+	if (looks || __atomic_load_n(&ag_hold_streams, __ATOMIC_ACQUIRE))
+		st = ag_stream_of(c->stream, c->per_thread, looks);
+	if (__atomic_load_n(&ag_hold_streams, __ATOMIC_ACQUIRE)) {
+		ag_order_others(st);
 		if (c->kind == AG_OP_EVENT)
 			ag_order_event_record(c);
 	}
+	/*
+	 * Not looked at (off, a capture in progress, a device fault): forwarded,
+	 * but never past work this stream still holds. A capture that began on
+	 * another thread flushes every stream, and this call may come before that
+	 * flush reached this one (issue 8, pattern 5).
+	 */
+	if (!looks && st && __atomic_load_n(&st->holding, __ATOMIC_ACQUIRE)) {
+		lock(st);
+		ag_hold_flush(st, AG_FLUSH_BOUNDARY);
+		unlock(st);
+	}
+	if (!looks)
+		st = NULL;
 	if (st) {
 		lock(st);
 		if (ag_history_alloc(st)) {
@@ -194,6 +244,7 @@ void ag_engine_stream_destroyed(CUstream s)
 void ag_engine_ctx_destroyed(CUcontext ctx)
 {
 	ag_engine_forget_all();
+	__atomic_store_n(&faulted, 0, __ATOMIC_RELEASE);
 	if (ag_engine_is_off() || !ctx)
 		return;
 	struct ag_stream *gone;

@@ -43,8 +43,12 @@ void ag_engine_device_free(CUdeviceptr p);
 /* Handles that recorded work may refer to are going away. */
 void ag_engine_forget_all(void);
 
-/* A context is destroyed (handles its work referred to go too). */
+/* A context is destroyed (handles its work referred to go too); NULL: a primary context
+ * is reset, and which one is not known. */
 void ag_engine_ctx_destroyed(CUcontext ctx);
+
+/* Every status the driver returns to the program passes here: a device fault stops holding. */
+CUresult ag_engine_status(CUresult rc);
 
 /* A stream is destroyed. */
 void ag_engine_stream_destroyed(CUstream s);

@@ -20,6 +20,7 @@
 
 #include "config.h"
 #include "driver/real.h"
+#include "engine/engine.h"
 #include "engine/internal.h"
 #include "engine/op.h"
 #include "log.h"
@@ -154,6 +155,7 @@ static CUresult complete(struct ag_stream *st)
 	}
 	ag_nvtx_pop();
 	if (rc != CUDA_SUCCESS) {
+		ag_engine_status(rc);
 		ag_hold_flush(st, AG_FLUSH_LAUNCH_FAILED);
 		return v ? rc : CUDA_SUCCESS;
 	}
@@ -266,7 +268,7 @@ CUresult ag_hold_submit(struct ag_stream *st, const struct ag_call *c, int unifi
 	op->epoch = ag_history_epoch_of(st);
 	if (try_start(st, op, c, &rc))
 		return rc;
-	rc = ag_policy_submit_eager(st, c);
+	rc = ag_engine_status(ag_policy_submit_eager(st, c));
 	op->failed = rc != CUDA_SUCCESS;
 	ag_detect_commit(st);
 	return rc;

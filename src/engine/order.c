@@ -173,6 +173,7 @@ static void take_error(struct ag_stream *st, void *arg)
 
 CUresult ag_engine_sync_done(CUresult rc, CUstream s, int per_thread)
 {
+	ag_engine_status(rc);
 	if (rc != CUDA_SUCCESS || !__atomic_load_n(&ag_hold_errors, __ATOMIC_ACQUIRE))
 		return rc;
 	if (per_thread < 0) {

@@ -86,6 +86,8 @@ def body(name, cls, action, names):
         return f"ag_engine_graph_launch({param}, {per_thread});\n\treturn {real};"
     if kind == "free":
         return f"ag_engine_device_free({param});\n\treturn {real};"
+    if kind == "ctx-reset":
+        return f"ag_engine_ctx_destroyed(NULL);\n\treturn {real};"
     if kind == "ctx-destroy":
         return f"ag_engine_ctx_destroyed({param});\n\treturn {real};"
     if kind == "sync-stream":
