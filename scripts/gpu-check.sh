@@ -178,7 +178,7 @@ done
 # --- 7. scripts/gpu/: each prints rows | check | ok/FAIL/info | detail | last ------------
 for part in holes adversary report compare workloads multidev; do
 	want $part && [ -x scripts/gpu/$part.sh ] || continue
-	timeout 200 env OUT="$OUT" bash scripts/gpu/$part.sh >"$LOGS/gpu-$part.log" 2>&1
+	timeout 260 env OUT="$OUT" bash scripts/gpu/$part.sh >"$LOGS/gpu-$part.log" 2>&1
 	rc=$?
 	n=0
 	while IFS= read -r line; do

@@ -240,11 +240,41 @@ static void emit_kernels(struct ag_emit *e)
 	ag_emit_close(e);
 }
 
+/*
+ * Written once. A second caller waits until the first has finished: `timeout`
+ * signals a program twice (the process, then its group), the second signal
+ * reaches another thread, and that thread's handler must not let the process
+ * die while the first is still writing (seen on the H200: an empty file).
+ * Bounded, so that a writer that cannot finish does not hang the exit.
+ */
+enum { REPORT_IDLE, REPORT_WRITING, REPORT_DONE };
+static int report_state;
+
+static void wait_for_writer(void)
+{
+	struct timespec ms = {0, 1000000};
+	for (int i = 0; i < 2000 && __atomic_load_n(&report_state, __ATOMIC_ACQUIRE) == REPORT_WRITING; i++)
+		nanosleep(&ms, NULL);
+}
+
+static void write_once(const char *how, int in_signal);
+
 void ag_report_write(const char *how, int in_signal)
 {
-	static int done;
-	if (ag_opt.num[AG_OPT_STATS] == 0 || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+	int idle = REPORT_IDLE;
+	if (ag_opt.num[AG_OPT_STATS] == 0)
 		return;
+	if (!__atomic_compare_exchange_n(&report_state, &idle, REPORT_WRITING, 0, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE)) {
+		wait_for_writer();
+		return;
+	}
+	write_once(how, in_signal);
+	__atomic_store_n(&report_state, REPORT_DONE, __ATOMIC_RELEASE);
+}
+
+static void write_once(const char *how, int in_signal)
+{
 	add_up();
 	/* A process that never reached the driver (a shell, timeout, a launcher) has nothing to say,
 	 * and must not overwrite the file of the program it ran. */
