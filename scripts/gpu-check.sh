@@ -41,7 +41,7 @@ field() { grep -o "$2=[^ ]*" "$1" | head -1 | cut -d= -f2; }
 # --- 1. facts -------------------------------------------------------------------
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 nvcc_v=$(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' | head -1)
-commit=$(git rev-parse --short HEAD 2>/dev/null || cat build/COMMIT 2>/dev/null || echo unknown)
+commit=$(cat build/COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "gpu: $gpu; $nvcc_v; commit $commit; $(date -u +%F)" | tee "$OUT/facts.txt"
 SECTIONS=" ${GPU_SECTIONS:-interpose torch passthrough demo bench holes adversary report compare workloads multidev} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
