@@ -28,7 +28,7 @@ setup() {
     run "$LAUNCHER" --version
     assert_success
     local cuda major minor commit
-    cuda="$(sed -n 's/^#define CUDA_VERSION \([0-9]*\)$/\1/p' "${CUDA_HOME:-/usr/local/cuda}/include/cuda.h")"
+    cuda="$(sed -n 's/^#define CUDA_VERSION \([0-9]*\)$/\1/p' "$CUDA_H")"
     major=$((cuda / 1000)) minor=$((cuda % 1000 / 10))
     if commit="$(git -c safe.directory='*' -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null)"; then
         assert_output --regexp "^autograph [0-9]+\.[0-9]+\.[0-9]+ \(CUDA $major\.$minor headers, commit $commit\)$"

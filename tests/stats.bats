@@ -184,7 +184,7 @@ documented_keys() {
     assert_equal "$(json_stat "$T/s.json" stat_version)" 2
     assert_equal "$(json_stat "$T/s.json" library_version)" "$(sed -n 's/^VERSION *:= *//p' "$ROOT/Makefile")"
     assert_equal "$(json_stat "$T/s.json" cuda_headers)" \
-        "$(sed -n 's/^#define CUDA_VERSION \([0-9]*\)$/\1/p' "${CUDA_HOME:-/usr/local/cuda}/include/cuda.h")"
+        "$(sed -n 's/^#define CUDA_VERSION \([0-9]*\)$/\1/p' "$CUDA_H")"
     # the stand-in's cuDriverGetVersion answers 13000
     assert_equal "$(json_stat "$T/s.json" driver_version)" 13000
     assert_equal "$(json_stat "$T/s.json" argv)" "[\"$PROGS/drv_link\", \"--iters\", \"4\"]"

@@ -94,8 +94,8 @@ test-unit: $(TEST_UNITS)
 
 test-bats: $(LIB) $(TEST_PROGS) fakecuda-selftest
 	AG_BUILD=$(abspath $(BUILD)) AG_KERNELS_PTX=$(abspath $(KERNELS_PTX)) \
-	AG_FAKECUDA_LIB=$(abspath $(FAKECUDA_LIB)) BATS_LIB_PATH=$(BATS_LIB_PATH) \
-		$(BATS) $(BATS_FLAGS) tests/
+	AG_FAKECUDA_LIB=$(abspath $(FAKECUDA_LIB)) AG_CUDA_INCLUDE=$(abspath $(CUDA_INCLUDE)) \
+	BATS_LIB_PATH=$(BATS_LIB_PATH) $(BATS) $(BATS_FLAGS) tests/
 
 # The bats files whose outcome depends on execution order, once more with the stand-in
 # executing asynchronously (AG_FAKE_ASYNC=1: a worker thread per stream, so reordered
@@ -106,7 +106,7 @@ ASYNC_BATS := tests/engine_scenarios.bats tests/engine_fuzz.bats tests/threads.b
 .PHONY: test-async
 test-async: $(LIB) $(TEST_PROGS) fakecuda-selftest
 	AG_FAKE_ASYNC=1 AG_BUILD=$(abspath $(BUILD)) AG_KERNELS_PTX=$(abspath $(KERNELS_PTX)) \
-	AG_FAKECUDA_LIB=$(abspath $(FAKECUDA_LIB)) BATS_LIB_PATH=$(BATS_LIB_PATH) \
-		$(BATS) $(BATS_FLAGS) $(ASYNC_BATS)
+	AG_FAKECUDA_LIB=$(abspath $(FAKECUDA_LIB)) AG_CUDA_INCLUDE=$(abspath $(CUDA_INCLUDE)) \
+	BATS_LIB_PATH=$(BATS_LIB_PATH) $(BATS) $(BATS_FLAGS) $(ASYNC_BATS)
 
 test: test-unit test-bats test-async

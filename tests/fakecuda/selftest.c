@@ -756,7 +756,7 @@ static void test_semantics(void)
     int *null = NULL, n = N;
     float v = 4.0f, h[N];
     OK(cuCtxGetCurrent(&primary));
-    OK(cuCtxCreate(&c, NULL, 0, 0));
+    OK(CTX_CREATE(&c, 0, 0));
     OK(cuModuleLoad(&m, ptx_path));
     OK(cuModuleGetFunction(&fault, m, "ag_fault"));
     OK(cuLaunchKernel(fault, 1, 1, 1, 1, 1, 1, 0, NULL, (void *[]){&null}, NULL));

@@ -15,6 +15,8 @@ _common_setup() {
     LIB="$BUILD/libautograph.so"
     PROGS="$BUILD/progs"
     OPTIONS_DEF="$ROOT/src/options.def"
+    # The cuda.h the build used (make test BUILD=… CUDA_INCLUDE=… tests another CUDA version).
+    CUDA_H="${AG_CUDA_INCLUDE:-${CUDA_HOME:-/usr/local/cuda}/include}/cuda.h"
     FAKECUDA_LIB="${AG_FAKECUDA_LIB:-$BUILD/fakecuda/libcuda.so.1}"
     export AG_KERNELS_PTX="${AG_KERNELS_PTX:-$BUILD/kernels.ptx}"
     export LD_LIBRARY_PATH="$(dirname "$FAKECUDA_LIB")"
