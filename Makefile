@@ -23,14 +23,15 @@ LIB_LDFLAGS := -shared -Wl,--version-script=src/libautograph.map -Wl,-z,defs \
 
 LIB_SRC := $(wildcard src/*.c src/driver/*.c src/hook/*.c src/engine/*.c src/process/*.c)
 LIB_ASM := $(wildcard src/hook/*.S)
-LIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%,$(LIB_SRC:.c=.o) $(LIB_ASM:.S=.o)) $(BUILD)/obj/g_hook.o
+LIB_OBJ := $(patsubst src/%,$(BUILD)/obj/%,$(LIB_SRC:.c=.o) $(LIB_ASM:.S=.o)) $(BUILD)/obj/g_hook.o \
+	$(BUILD)/obj/g_names.o
 LIB     := $(BUILD)/libautograph.so
-GEN     := $(BUILD)/gen/g_hook.h $(BUILD)/gen/g_hook.c $(BUILD)/gen/g_real.h
+GEN     := $(BUILD)/gen/g_hook.h $(BUILD)/gen/g_hook.c $(BUILD)/gen/g_real.h $(BUILD)/gen/g_names.c
 
 # Plain `make`: the library and the launcher ($(LAUNCHER) is defined by launcher.mk,
 # included below, so the name is used here and not the variable).
 .PHONY: all lib test demo install uninstall clean docs-check
-all: lib launcher
+all: lib launcher analyzer
 
 lib: $(LIB)
 
@@ -59,25 +60,31 @@ $(BUILD)/obj/g_hook.o: $(BUILD)/gen/g_hook.c $(GEN)
 	@mkdir -p $(@D)
 	$(CC) $(LIB_CFLAGS) -Wno-unused-parameter -c $< -o $@
 
+$(BUILD)/obj/g_names.o: $(BUILD)/gen/g_names.c $(GEN)
+	@mkdir -p $(@D)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d)
 
 include tests/tests.mk
 include tests/engine.mk
 include src/launcher/launcher.mk
+include src/analyze/analyze.mk
 -include tests/fakecuda/fakecuda.mk
 -include apps/apps.mk
 
-.PHONY: launcher
+.PHONY: launcher analyzer
 launcher: $(LAUNCHER)
+analyzer: $(ANALYZER)
 
 # PREFIX, LIBDIR (lib/x86_64-linux-gnu on Debian) and DESTDIR (staged installs) as in
 # the GNU conventions. Installed copies are stripped; build/ keeps the debug info.
-install: $(LIB) install-launcher
+install: $(LIB) install-launcher install-analyzer
 	install -d $(DESTDIR)$(PREFIX)/$(LIBDIR)
 	install -m 0644 $(LIB) $(DESTDIR)$(PREFIX)/$(LIBDIR)/libautograph.so
 	$(STRIP) --strip-unneeded $(DESTDIR)$(PREFIX)/$(LIBDIR)/libautograph.so
 
-uninstall: uninstall-launcher
+uninstall: uninstall-launcher uninstall-analyzer
 	rm -f $(DESTDIR)$(PREFIX)/$(LIBDIR)/libautograph.so
 
 # The main job: the tiny-kernel program eager, under autograph and hand-graphed on a

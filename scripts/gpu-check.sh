@@ -11,11 +11,11 @@
 #   4. pass-through cost per launch (AUTOGRAPH=0 against no library);
 #   5. make demo;
 #   6. scripts/bench: every program eager, under autograph and hand-graphed;
-#   7. the scripts of scripts/gpu/ (issue 8's patterns and the fuzzer, the report's
-#      self-measurement and SIGTERM file, autograph compare, the real workloads, several
-#      devices), each printing its own rows.
+#   7. the scripts of scripts/gpu/ (issue 8's patterns, the report's self-measurement
+#      and SIGTERM file, autograph compare, the real workloads, several devices, the
+#      workloads' AUTOGRAPH_TRACE files, the fuzzer at scale), each printing its own rows.
 # GPU_SECTIONS (default: all) picks sections by name: interpose torch passthrough demo
-# bench holes adversary report compare workloads multidev. Apps are built here unless
+# bench holes adversary report compare workloads multidev traces fuzz. Apps are built here unless
 # build/apps was carried. Every program run is bounded by a timeout. A table comes last; the logs are
 # packed into $OUT/logs.tgz ($OUT: the device tool's, or /tmp/gpu-check), the
 # benchmark's raw numbers are $OUT/bench-cpp.json and $OUT/bench-torch.json.
@@ -43,7 +43,7 @@ gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/nu
 nvcc_v=$(nvcc --version 2>/dev/null | grep -o 'release [0-9.]*' | head -1)
 commit=$(cat build/COMMIT 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)
 echo "gpu: $gpu; $nvcc_v; commit $commit; $(date -u +%F)" | tee "$OUT/facts.txt"
-SECTIONS=" ${GPU_SECTIONS:-interpose torch passthrough demo bench holes adversary report compare workloads multidev} "
+SECTIONS=" ${GPU_SECTIONS:-interpose torch passthrough demo bench holes adversary report compare workloads multidev traces fuzz} "
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 [ -x build/apps/static/tiny_kernels ] || make apps >"$LOGS/build.log" 2>&1 || {
 	echo "building apps failed"; tail -20 "$LOGS/build.log"; exit 1; }
@@ -176,9 +176,11 @@ want bench && for part in ${BENCH_PARTS:-cpp:'^(tiny|jacobi|mlp|long|never|multi
 done
 
 # --- 7. scripts/gpu/: each prints rows | check | ok/FAIL/info | detail | last ------------
-for part in holes adversary report compare workloads multidev; do
+for part in holes adversary report compare workloads multidev traces fuzz; do
 	want $part && [ -x scripts/gpu/$part.sh ] || continue
-	timeout 260 env OUT="$OUT" bash scripts/gpu/$part.sh >"$LOGS/gpu-$part.log" 2>&1
+	limit=260
+	[ $part = fuzz ] && limit=540
+	timeout $limit env OUT="$OUT" bash scripts/gpu/$part.sh >"$LOGS/gpu-$part.log" 2>&1
 	rc=$?
 	n=0
 	while IFS= read -r line; do

@@ -111,6 +111,22 @@ int ag_opt_parse(enum ag_opt_id id, const char *v, long *num, const char **text,
 		}
 		snprintf(why, why_len, "0, 1 (summary on stderr) or a file path such as ./stats.json");
 		return -1;
+	case AG_TYPE_FILE:
+		*num = v[0] != '\0';
+		if (!*num) {
+			*text = NULL;
+			return 0;
+		}
+		if (strchr(v, '/') || strchr(v, '.')) {
+			char bad[80];
+			if (ag_path_check(v, bad, sizeof bad) == 0)
+				return 0;
+			snprintf(why, why_len, "a file path whose %% escapes are %%p, %%h, %%n, "
+				 "%%q{VAR} or %%%% (%s)", bad);
+			return -1;
+		}
+		snprintf(why, why_len, "empty (off) or a file path such as ./trace.%%p.agt");
+		return -1;
 	case AG_TYPE_LIST:
 		for (const char *p = v; *p; p++) {
 			if (!(isalnum((unsigned char)*p) || strchr("_,*:$.<>", *p))) {
@@ -257,7 +273,8 @@ const char *ag_opt_shown(enum ag_opt_id id, char *buf, size_t len)
 	const struct ag_opt_desc *d = &ag_opt_table[id];
 	if (d->type == AG_TYPE_LEVEL)
 		return level_names[ag_opt.num[id]];
-	if (d->type == AG_TYPE_LIST || (d->type == AG_TYPE_STATS && ag_opt.num[id] == 2))
+	if (d->type == AG_TYPE_LIST || d->type == AG_TYPE_FILE ||
+	    (d->type == AG_TYPE_STATS && ag_opt.num[id] == 2))
 		return ag_opt.text[id] ? ag_opt.text[id] : "";
 	snprintf(buf, len, "%ld", ag_opt.num[id]);
 	return buf;

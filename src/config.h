@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-enum ag_opt_type { AG_TYPE_BOOL, AG_TYPE_INT, AG_TYPE_LEVEL, AG_TYPE_STATS, AG_TYPE_LIST };
+enum ag_opt_type { AG_TYPE_BOOL, AG_TYPE_INT, AG_TYPE_LEVEL, AG_TYPE_STATS, AG_TYPE_LIST, AG_TYPE_FILE };
 
 enum ag_opt_id {
 #define AG_OPT(id, env, flag, type, def, lo, hi, help) AG_OPT_##id,

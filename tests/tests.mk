@@ -78,7 +78,7 @@ $(TEST_UNIT_DIR)/test_names_cxx: tests/unit/test_names.c tests/unit/unit.h src/n
 # The engine's pure pieces, linked with every engine source and a stub of the real-driver
 # table (tests/unit/stub_driver.c) instead of the hook layer and libcuda.
 ENGINE_UNIT_SRC := $(wildcard src/engine/*.c) $(CONFIG_SRC) src/nvtx.c \
-	tests/unit/stub_driver.c
+	tests/unit/stub_driver.c $(BUILD)/gen/g_names.c
 ENGINE_UNIT_DEPS := $(ENGINE_UNIT_SRC) $(wildcard src/engine/*.h) src/driver/real.h \
 	tests/unit/unit.h tests/unit/engine_fixture.h $(LIB)
 

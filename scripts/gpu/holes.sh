@@ -2,8 +2,7 @@
 # Issue 8 on the GPU: tests/progs/holes.c's patterns, and eng_loop's --spin and --variants
 # scenarios, each run without and with the library: identical output and exit status;
 # for patterns 11-13 the figures too (resident growth over 10,000 stream and module
-# cycles, time for the host-wait and eviction loops). Then the differential fuzzer over as
-# many seeds as FUZZ_SECONDS allows (3 runs each: plain, defaults, one variant).
+# cycles, time for the host-wait and eviction loops). The fuzzer is scripts/gpu/fuzz.sh.
 # Run from the repository root with build/ carried (make test-progs built the programs;
 # they link libcuda dynamically). Prints table rows last.
 set -u
@@ -58,25 +57,5 @@ done
 [ $hung -eq 0 ] && st=ok || st=FAIL
 row "pattern 7: exit() from a signal handler, 3 runs" $st "$hung runs did not exit 0 within 20 s"
 
-# The fuzzer: seeds in parallel until the time is up.
-FUZZ_SECONDS=${FUZZ_SECONDS:-90}
-fuzz_one() {
-	local seed=$1 plain lib v
-	[ "$(date +%s)" -lt "$DEADLINE" ] || return 0
-	plain=$(timeout 60 build/fuzz/fuzz "$seed" 2>/dev/null) || { echo "PLAINFAIL $seed"; return; }
-	case $((seed % 4)) in 0) v=AUTOGRAPH_WARMUP=1 ;; 1) v=AUTOGRAPH_MAX_OPS=3 ;; 2) v=AUTOGRAPH_MAX_GRAPHS=2 ;; *) v=AUTOGRAPH_UPDATE=0 ;; esac
-	for e in AUTOGRAPH=1 "$v"; do
-		lib=$(env "$e" LD_PRELOAD=$LIB timeout 60 build/fuzz/fuzz "$seed" 2>/dev/null)
-		[ $? -eq 0 ] && [ "$lib" = "$plain" ] || echo "MISMATCH $seed $e"
-	done
-	echo "ran $seed"
-}
-export -f fuzz_one
-export LIB DEADLINE=$(($(date +%s) + FUZZ_SECONDS))
-seq 1 5000 | xargs -P 12 -I{} bash -c 'fuzz_one {}' >"$TMP/fuzz.out" 2>/dev/null
-ran=$(grep -c '^ran ' "$TMP/fuzz.out")
-bad=$(grep -c '^MISMATCH' "$TMP/fuzz.out")
-[ "$bad" -eq 0 ] && st=ok || st=FAIL
-row "fuzzer on the H200 (${FUZZ_SECONDS} s)" $st "$ran programs, $bad mismatches $(grep '^MISMATCH' "$TMP/fuzz.out" | head -3 | tr '\n' ' ')"
-
+# The fuzzer at scale is scripts/gpu/fuzz.sh.
 printf '%s\n' "${rows[@]}"

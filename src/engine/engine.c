@@ -14,6 +14,7 @@
 #include "driver/real.h"
 #include "engine/engine.h"
 #include "engine/internal.h"
+#include "engine/trace.h"
 #include "nvtx.h"
 
 static int capture_depth;
@@ -86,7 +87,7 @@ static void unlock(struct ag_stream *st)
 	ag_stream_unlock(st);
 }
 
-CUresult ag_engine_submit(const struct ag_call *c)
+static CUresult submit(const struct ag_call *c)
 {
 	int off = ag_engine_is_off();
 	int unified_ok = 0;
@@ -136,6 +137,14 @@ CUresult ag_engine_submit(const struct ag_call *c)
 	return ag_call_submit(c);
 }
 
+CUresult ag_engine_submit(const struct ag_call *c)
+{
+	CUresult rc = submit(c);
+	if (__builtin_expect(ag_trace_active, 0))
+		ag_trace_op(c, rc);
+	return rc;
+}
+
 /*
  * Counted before the call and taken back if it fails: counted after, a hold
  * another thread started meanwhile would survive into the capture and later
@@ -144,12 +153,16 @@ CUresult ag_engine_submit(const struct ag_call *c)
  */
 void ag_engine_capture_begin(void)
 {
+	if (ag_trace_active)
+		ag_trace_order(AG_TR_CAPTURE_BEGIN, NULL, 0);
 	__atomic_add_fetch(&capture_depth, 1, __ATOMIC_SEQ_CST);
-	ag_engine_barrier();
+	ag_order_barrier();
 }
 
 CUresult ag_engine_capture_began(CUresult rc)
 {
+	if (ag_trace_active)
+		ag_trace_values(AG_TR_CAPTURE_BEGAN, (uint64_t)rc, 0, 1);
 	if (rc != CUDA_SUCCESS)
 		__atomic_sub_fetch(&capture_depth, 1, __ATOMIC_ACQ_REL);
 	return rc;
@@ -158,6 +171,8 @@ CUresult ag_engine_capture_began(CUresult rc)
 /* A capture ends whether it succeeded or was invalidated; other errors mean it was not ours. */
 CUresult ag_engine_capture_ended(CUresult rc)
 {
+	if (ag_trace_active)
+		ag_trace_values(AG_TR_CAPTURE_ENDED, (uint64_t)rc, 0, 1);
 	if (rc != CUDA_SUCCESS && rc != CUDA_ERROR_STREAM_CAPTURE_INVALIDATED &&
 	    rc != CUDA_ERROR_STREAM_CAPTURE_UNJOINED)
 		return rc;
@@ -192,7 +207,9 @@ static void forget_touching(struct ag_stream *st, void *arg)
 
 void ag_engine_memory_gone(uintptr_t lo, uintptr_t hi)
 {
-	ag_engine_barrier();
+	if (ag_trace_active)
+		ag_trace_values(AG_TR_MEMORY_GONE, lo, hi, 2);
+	ag_order_barrier();
 	struct range r = {lo, hi};
 	ag_stream_for_each(forget_touching, &r);
 }
@@ -208,11 +225,18 @@ void ag_engine_device_free(CUdeviceptr p)
 		ag_engine_memory_gone(0, UINTPTR_MAX);
 }
 
-void ag_engine_forget_all(void)
+static void forget_all(void)
 {
 	ag_history_boundary_all();
 	ag_stream_for_each(forget_stream, NULL);
 	ag_kern_forget_all();
+}
+
+void ag_engine_forget_all(void)
+{
+	if (ag_trace_active)
+		ag_trace_order(AG_TR_FORGET_ALL, NULL, 0);
+	forget_all();
 }
 
 /* A destroyed stream's state is freed: using the handle again is the program's error, and a
@@ -226,6 +250,8 @@ static void free_stream(struct ag_stream *st)
 
 void ag_engine_stream_destroyed(CUstream s)
 {
+	if (ag_trace_active)
+		ag_trace_order(AG_TR_STREAM_DESTROYED, s, 0);
 	if (ag_engine_is_off())
 		return;
 	struct ag_stream *st = ag_stream_of(s, 0, 0);
@@ -243,7 +269,9 @@ void ag_engine_stream_destroyed(CUstream s)
  */
 void ag_engine_ctx_destroyed(CUcontext ctx)
 {
-	ag_engine_forget_all();
+	if (ag_trace_active)
+		ag_trace_values(AG_TR_CTX_DESTROYED, (uintptr_t)ctx, 0, 1);
+	forget_all();
 	__atomic_store_n(&faulted, 0, __ATOMIC_RELEASE);
 	if (ag_engine_is_off() || !ctx)
 		return;
@@ -260,11 +288,13 @@ void ag_engine_init(void)
 {
 	engine_off = !ag_opt.num[AG_OPT_ENABLE];
 	ag_nvtx_init(ag_opt.num[AG_OPT_NVTX]);
+	ag_trace_open();
 }
 
 void ag_engine_at_exit(void)
 {
 	exit_flush();
+	ag_trace_close();
 }
 
 void ag_engine_before_fork(void)
@@ -276,5 +306,6 @@ void ag_engine_before_fork(void)
 void ag_engine_after_fork_child(void)
 {
 	engine_off = 1;
+	ag_trace_after_fork_child();
 	ag_hold_after_fork_child();
 }

@@ -10,6 +10,19 @@
 #include "engine/call.h"
 #include <cuda.h>
 
+/*
+ * Which driver function the ordering call that follows comes from, for the
+ * AUTOGRAPH_TRACE file: the generated wrappers say it (an enum ag_fn value)
+ * before they call the engine; it costs one test while no trace is written.
+ */
+extern int ag_trace_active;
+extern __thread int ag_trace_caller;
+static inline void ag_engine_caller(int fn)
+{
+	if (__builtin_expect(ag_trace_active, 0))
+		ag_trace_caller = fn + 1;
+}
+
 /* A recordable operation: held, replayed or forwarded; returns the caller's status. */
 CUresult ag_engine_submit(const struct ag_call *c);
 

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <uthash.h>
-
 #include "engine/engine.h"
+#include "engine/internal.h"
+#include "engine/trace.h"
 
 struct range {
 	uintptr_t start, end;
@@ -25,6 +25,8 @@ static pthread_mutex_t range_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void ag_engine_pinned_add(const void *p, size_t bytes)
 {
+	if (ag_trace_active)
+		ag_trace_values(AG_TR_PINNED_ADD, (uintptr_t)p, bytes, 2);
 	pthread_mutex_lock(&range_lock);
 	if (nranges == cap) {
 		size_t ncap = cap ? 2 * cap : 64;
@@ -48,6 +50,8 @@ void ag_engine_pinned_add(const void *p, size_t bytes)
 
 size_t ag_engine_pinned_remove(const void *p)
 {
+	if (ag_trace_active)
+		ag_trace_values(AG_TR_PINNED_REMOVE, (uintptr_t)p, 0, 1);
 	size_t bytes = 0;
 	pthread_mutex_lock(&range_lock);
 	for (size_t i = 0; i < nranges; i++) {
@@ -92,6 +96,8 @@ static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void ag_engine_event_created(CUevent ev, unsigned flags)
 {
+	if (ag_trace_active)
+		ag_trace_values(AG_TR_EVENT_CREATED, (uintptr_t)ev, flags, 2);
 	pthread_mutex_lock(&event_lock);
 	struct event_info *e;
 	HASH_FIND_PTR(events, &ev, e);

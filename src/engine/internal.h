@@ -216,6 +216,9 @@ int ag_engine_is_off(void);
 
 /* order.c */
 void ag_order_flush_all(enum ag_flush why);
+/* ag_engine_barrier and ag_engine_stream_op for the engine's own callers (not traced again). */
+void ag_order_barrier(void);
+void ag_order_stream_op(CUstream s, int per_thread);
 void ag_order_others(const struct ag_stream *st);
 void ag_order_flush_at_exit(void);
 void ag_order_event_record(const struct ag_call *c);
@@ -232,8 +235,10 @@ CUresult ag_hold_take_error(struct ag_stream *st);
 struct ag_kern *ag_hold_kernel_of(const struct ag_call *c);
 void ag_hold_after_fork_child(void);
 
-/* policy.c */
+/* clock.c: what policy.c measures costs with (`autograph analyze` models it instead) */
 uint64_t ag_policy_clock(void);
+
+/* policy.c */
 void ag_policy_learned(struct ag_stream *st, struct ag_seq *seq);
 int ag_policy_allows(const struct ag_stream *st, const struct ag_seq *seq);
 void ag_policy_diverged(struct ag_stream *st, struct ag_seq *seq);
@@ -284,6 +289,15 @@ extern unsigned ag_graph_count;
 
 /* facts.c */
 int ag_engine_event_flags(CUevent ev, unsigned *flags);
+
+/* trace.c (AUTOGRAPH_TRACE): records what the front door is asked; see trace.h */
+extern int ag_trace_active;
+void ag_trace_open(void);
+void ag_trace_close(void);
+void ag_trace_after_fork_child(void);
+void ag_trace_op(const struct ag_call *c, CUresult rc);
+void ag_trace_order(int tag, CUstream s, int per_thread);
+void ag_trace_values(int tag, uint64_t a, uint64_t b, int count);
 
 /* watchdog.c */
 extern uint64_t ag_watchdog_tick;

@@ -13,6 +13,7 @@
 
 #include "engine/engine.h"
 #include "engine/internal.h"
+#include "engine/trace.h"
 
 #define EXIT_WAIT_NS 200000000L /* how long exit waits for another thread's stream lock */
 
@@ -95,8 +96,10 @@ void ag_order_event_record(const struct ag_call *c)
 /* The program's own graph may wait on events that held work on any stream records. */
 void ag_engine_graph_launch(CUstream s, int per_thread)
 {
+	if (ag_trace_active)
+		ag_trace_order(AG_TR_GRAPH_LAUNCH, s, per_thread);
 	ag_order_flush_all(AG_FLUSH_BOUNDARY);
-	ag_engine_stream_op(s, per_thread);
+	ag_order_stream_op(s, per_thread);
 }
 
 void ag_order_flush_all(enum ag_flush why)
@@ -129,13 +132,20 @@ void ag_order_others(const struct ag_stream *st)
 	ag_stream_for_each(flush_matching, &f);
 }
 
-void ag_engine_barrier(void)
+void ag_order_barrier(void)
 {
 	ag_history_boundary_all();
 	ag_order_flush_all(AG_FLUSH_BOUNDARY);
 }
 
-void ag_engine_stream_op(CUstream s, int per_thread)
+void ag_engine_barrier(void)
+{
+	if (ag_trace_active)
+		ag_trace_order(AG_TR_BARRIER, NULL, 0);
+	ag_order_barrier();
+}
+
+void ag_order_stream_op(CUstream s, int per_thread)
 {
 	if (ag_engine_is_off())
 		return;
@@ -150,13 +160,22 @@ void ag_engine_stream_op(CUstream s, int per_thread)
 	ag_stream_unlock(st);
 }
 
+void ag_engine_stream_op(CUstream s, int per_thread)
+{
+	if (ag_trace_active)
+		ag_trace_order(AG_TR_STREAM_OP, s, per_thread);
+	ag_order_stream_op(s, per_thread);
+}
+
 void ag_engine_sync_stream(CUstream s, int per_thread)
 {
+	if (ag_trace_active)
+		ag_trace_order(AG_TR_SYNC_STREAM, s, per_thread);
 	struct ag_stream *st = ag_stream_of(s, per_thread, 0);
 	if (st && !st->legacy)
-		ag_engine_stream_op(s, per_thread);
+		ag_order_stream_op(s, per_thread);
 	else
-		ag_engine_barrier();
+		ag_order_barrier();
 }
 
 static void take_error(struct ag_stream *st, void *arg)

@@ -7,7 +7,6 @@
  *    compared with the estimated eager cost of its operations, from a sample
  *    of eager submissions on the stream.
  */
-#include <x86intrin.h>
 
 #include "engine/internal.h"
 #include "log.h"
@@ -22,10 +21,6 @@
 #define EVICTION_REPLAYS 16       /* replays before instantiations per replay are judged */
 #define TIMEOUTS_TOLERATED 1      /* timer flushes of one sequence before it is set aside */
 
-uint64_t ag_policy_clock(void)
-{
-	return __rdtsc();
-}
 
 void ag_policy_learned(struct ag_stream *st, struct ag_seq *seq)
 {
@@ -96,9 +91,9 @@ CUresult ag_policy_submit_eager(struct ag_stream *st, const struct ag_call *c)
 {
 	if (st->observed & EAGER_SAMPLE_MASK)
 		return ag_call_submit(c);
-	uint64_t t0 = __rdtsc();
+	uint64_t t0 = ag_policy_clock();
 	CUresult rc = ag_call_submit(c);
-	uint64_t dt = __rdtsc() - t0;
+	uint64_t dt = ag_policy_clock() - t0;
 	st->eager_avg = st->eager_avg ? (7 * st->eager_avg + dt) / 8 : dt;
 	return rc;
 }

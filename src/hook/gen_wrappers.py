@@ -73,13 +73,18 @@ def body(name, cls, action, names):
     per_thread = "1" if name.endswith(("_ptsz", "_ptds")) else "0"
     if cls == "pass":
         return f"return AG_REAL_RAW({name})({call_args});"
+    caller = f"ag_engine_caller(AG_FN_{name});\n\t"
     if cls == "barrier":
-        return f"ag_engine_barrier();\n\treturn {real};"
+        return f"{caller}ag_engine_barrier();\n\treturn {real};"
     if action == "custom":
         return f"return ag_on_{name}({call_args});"
     kind, _, param = action.partition(":")
     if param and param not in names:
         sys.exit(f"{name}: action {action} names no parameter of it")
+    return caller + action_body(kind, param, real, per_thread)
+
+
+def action_body(kind, param, real, per_thread):
     if kind == "stream":
         return f"ag_engine_stream_op({param}, {per_thread});\n\treturn {real};"
     if kind == "graph-launch":
@@ -105,7 +110,7 @@ def body(name, cls, action, names):
         return f"ag_engine_capture_begin();\n\treturn ag_engine_capture_began({real});"
     if kind == "capture-end":
         return f"return ag_engine_capture_ended({real});"
-    sys.exit(f"{name}: unknown action {action}")
+    sys.exit(f"unknown action {kind}")
 
 
 def main():
@@ -159,13 +164,16 @@ def main():
     h.append("\n#endif\n")
     c.append("const struct ag_hook_fn ag_hook_fns[AG_FN_COUNT] = {\n")
     c += table
-    c.append("};\n\nconst char *const ag_fn_names[AG_FN_COUNT] = {\n")
-    c += [f'\t"{n}",\n' for n in names]
     c.append("};\n")
+    # The names on their own, for programs that link the engine without the wrappers.
+    nm = [HEADER, '#include "g_hook.h"\n\nconst char *const ag_fn_names[AG_FN_COUNT] = {\n']
+    nm += [f'\t"{n}",\n' for n in names]
+    nm.append("};\n")
     r.append("#endif\n")
     open(f"{outdir}/g_hook.h", "w").write("".join(h))
     open(f"{outdir}/g_hook.c", "w").write("".join(c))
     open(f"{outdir}/g_real.h", "w").write("".join(r))
+    open(f"{outdir}/g_names.c", "w").write("".join(nm))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 void *ag_hook_unknown_enter(unsigned slot)
 {
 	ag_stats_count_unknown();
+	ag_engine_caller(-1);
 	ag_engine_barrier();
 	return targets[slot];
 }

@@ -67,7 +67,11 @@ static void print_help(void)
 	       "differ. \"spread too large to conclude\" means the two sides' ranges overlap. The\n"
 	       "options above apply to the library side. --json FILE writes all of it.\n"
 	       "Its exit status: 0; 1 if the two sides' stdout or exit status differ; 2 usage\n"
-	       "error; 127 program or library not found.\n",
+	       "error; 127 program or library not found.\n"
+	       "\nautograph analyze TRACE replays a file that AUTOGRAPH_TRACE (--trace) wrote through\n"
+	       "the library's engine on the CPU, without a GPU, and prints each sequence it learned,\n"
+	       "the fallbacks and the calls that ended holds, and last \"graphed: N of M operations\n"
+	       "(P%%)\". AUTOGRAPH_* variables apply to the replay; TRACE may be .gz or - (stdin).\n",
 	       width, "-h, --help", width, "--version", width, "--print-env", AG_LIBDIR);
 }
 
@@ -99,10 +103,30 @@ static void print_var(const char *name, const char *value)
 	printf("'\n");
 }
 
+/* `autograph analyze TRACE`: the analyzer is its own program (it links the engine), beside this one. */
+static int analyze(char **argv)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+	if (!slash) {
+		ag_log_msg(AG_LOG_ERROR, "cannot read /proc/self/exe to find autograph-analyze");
+		return AG_EXIT_NOT_FOUND;
+	}
+	char path[PATH_MAX + 32];
+	snprintf(path, sizeof path, "%.*s/autograph-analyze", (int)(slash - exe), exe);
+	argv[0] = path;
+	execv(path, argv);
+	ag_log_msg(AG_LOG_ERROR, "cannot run %s: %s", path, strerror(errno));
+	return AG_EXIT_NOT_FOUND;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "compare") == 0)
 		return ag_compare_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "analyze") == 0)
+		return analyze(argv + 1);
 
 	const char *value[AG_OPT_COUNT] = {0};
 	int print_env = 0, i = 1;

@@ -69,6 +69,7 @@ static void spell(enum ag_opt_id id, struct spelling *s)
 	case AG_TYPE_INT:
 	case AG_TYPE_LEVEL:
 	case AG_TYPE_LIST:
+	case AG_TYPE_FILE:
 		break;
 	}
 }
@@ -83,6 +84,7 @@ static const char *metavar(enum ag_opt_type t)
 	case AG_TYPE_LIST:
 		return "LIST";
 	case AG_TYPE_STATS:
+	case AG_TYPE_FILE:
 		return "FILE";
 	case AG_TYPE_BOOL:
 		break;

@@ -607,6 +607,32 @@ static void *run_thread(void *arg)
     return NULL;
 }
 
+/* Everything run_thread made, so that --batch can run the next program in this process. */
+static void release_thread(struct thread_state *ts)
+{
+    const struct prog *p = ts->p;
+    for (int s = 0; s < p->nstreams; s++) {
+        struct stream_state *st = &ts->st[s];
+        if (st->s)
+            CHECK(cuStreamDestroy(st->s));
+        for (int b = 0; b <= NDEV; b++)
+            CHECK(cuMemFree(st->d[b]));
+        CHECK(cuMemFreeHost(st->pinned));
+        if (st->reg_on)
+            CHECK(cuMemHostUnregister(st->reg));
+        free(st->pageable);
+        free(st->reg);
+        CHECK(cuEventDestroy(st->ev_plain));
+        CHECK(cuEventDestroy(st->ev_timing));
+        for (int o = 0; o < p->nstreams; o++) {
+            CHECK(cuMemFree(ts->x[s][o]));
+            CHECK(cuEventDestroy(ts->go[s][o]));
+            CHECK(cuEventDestroy(ts->back[s][o]));
+        }
+    }
+    memset(ts, 0, sizeof *ts);
+}
+
 static const char *kind_name(int k)
 {
     static const char *const names[] = {"kernel",        "memset32",      "memset8",      "dtod",
@@ -659,20 +685,9 @@ static char *read_file(const char *path)
     return buf;
 }
 
-int main(int argc, char **argv)
+/* One seed's program: generated, run on its threads, its results printed. */
+static int run_seed(unsigned long long seed, int want_describe, int release)
 {
-    char *end;
-    unsigned long long seed = argc > 1 ? strtoull(argv[1], &end, 10) : 0;
-    int want_describe = argc > 2 && !strcmp(argv[2], "--describe");
-    const char *ptx = getenv("AG_KERNELS_PTX");
-    if (argc < 2 || *end || (argc > 2 && !want_describe) || !ptx) {
-        fprintf(stderr, "usage: %s SEED [--describe]   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
-        return 2;
-    }
-    const char *pv = getenv("AG_FUZZ_PATTERNS");
-    patterns = pv && strcmp(pv, "1") == 0;
-    if (pv && *pv && strcmp(pv, "0") && strcmp(pv, "1"))
-        fprintf(stderr, "fuzz: AG_FUZZ_PATTERNS=%s is not 0 or 1; using 0\n", pv);
     uint64_t r = seed;
     int nthreads = chance(&r, 25) ? 2 : 1;
     for (int t = 0; t < nthreads; t++)
@@ -680,19 +695,6 @@ int main(int argc, char **argv)
     if (want_describe)
         for (int t = 0; t < nthreads; t++)
             describe(&prog_of[t], t);
-
-    char *image = read_file(ptx);
-    CUdevice dev;
-    CUmodule mod;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
-    CHECK(cuModuleLoadData(&mod, image));
-    free(image);
-    for (int k = 0; k < NKERN; k++)
-        CHECK(cuModuleGetFunction(&fn[k], mod, kname[k]));
-
     static struct thread_state ts[2];
     pthread_t tid[2];
     for (int t = 0; t < nthreads; t++) {
@@ -709,5 +711,54 @@ int main(int argc, char **argv)
     for (int t = 0; t < nthreads; t++)
         fputs(ts[t].out, stdout);
     printf("seed %llu: %d thread(s), done\n", seed, nthreads);
+    for (int t = 0; release && t < nthreads; t++)
+        release_thread(&ts[t]);
+    return 0;
+}
+
+/*
+ * fuzz SEED [--describe]: one program. fuzz --batch FIRST COUNT: COUNT programs one after
+ * another in this process (each releases what it made), for machines where starting a
+ * CUDA process costs seconds; under the library, later programs also meet what earlier
+ * ones taught the engine.
+ */
+int main(int argc, char **argv)
+{
+    char *end = "";
+    unsigned long long seed = 0, count = 1;
+    int batch = argc == 4 && !strcmp(argv[1], "--batch");
+    if (batch) {
+        seed = strtoull(argv[2], &end, 10);
+        if (!*end)
+            count = strtoull(argv[3], &end, 10);
+    } else if (argc > 1) {
+        seed = strtoull(argv[1], &end, 10);
+    }
+    int want_describe = !batch && argc > 2 && !strcmp(argv[2], "--describe");
+    const char *ptx = getenv("AG_KERNELS_PTX");
+    if (argc < 2 || *end || (argc > 2 && !want_describe && !batch) || !ptx) {
+        fprintf(stderr, "usage: %s SEED [--describe] | --batch FIRST COUNT   (PTX from env AG_KERNELS_PTX)\n",
+                argv[0]);
+        return 2;
+    }
+    const char *pv = getenv("AG_FUZZ_PATTERNS");
+    patterns = pv && strcmp(pv, "1") == 0;
+    if (pv && *pv && strcmp(pv, "0") && strcmp(pv, "1"))
+        fprintf(stderr, "fuzz: AG_FUZZ_PATTERNS=%s is not 0 or 1; using 0\n", pv);
+
+    char *image = read_file(ptx);
+    CUdevice dev;
+    CUmodule mod;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(&dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&mod, image));
+    free(image);
+    for (int k = 0; k < NKERN; k++)
+        CHECK(cuModuleGetFunction(&fn[k], mod, kname[k]));
+    for (unsigned long long i = 0; i < count; i++)
+        if (run_seed(seed + i, want_describe, batch))
+            return 2;
     return 0;
 }

@@ -1,0 +1,98 @@
+#!/usr/bin/env bats
+# AUTOGRAPH_TRACE and `autograph analyze` (issue 9): the trace records what the engine
+# sees, and the analyzer, replaying it through the same engine on the CPU, reaches the
+# decisions the live run made; its output is the same on every run; bad input gets a
+# message, never a crash.
+
+setup() {
+    load test_helper/common-setup
+    _common_setup
+    ENG="$PROGS/eng_loop"
+    AN="$BUILD/autograph-analyze"
+    [ -x "$AN" ] || fail "$AN is missing: run 'make'"
+}
+
+# traced ARGS...: eng_loop under the library with a trace ($T/t.agt) and statistics ($T/s.json).
+# The timer is set far out, so that the live run's decisions depend on the calls alone.
+traced() {
+    run env AUTOGRAPH_TRACE="$T/t.agt" AUTOGRAPH_STATS="$T/s.json" AUTOGRAPH_FLUSH_US=10000000 \
+        LD_PRELOAD="$LIB" "$ENG" "$@"
+    assert_success
+    [ -s "$T/t.agt" ] || fail "no trace written"
+}
+
+@test "analyze: a replayed trace makes the live run's decisions (same operations replayed)" {
+    for args in "--iters 200" "--iters 300 --variants 40" "--iters 120 --pingpong" \
+        "--iters 100 --sync none" "--iters 150 --arg-change-every" "--iters 80 --barrier-mid"; do
+        # shellcheck disable=SC2086
+        traced $args
+        live=$(json_stat "$T/s.json" ops_replayed)
+        ops=$(json_stat "$T/s.json" launches)
+        run env AUTOGRAPH_FLUSH_US=10000000 "$AN" "$T/t.agt"
+        assert_success
+        assert_line --index -1 --regexp "^graphed: $live of [0-9]+ operations \([0-9.]+%\)$"
+        [ "$live" -gt 0 ] || fail "$args: nothing replayed live: the comparison shows nothing"
+    done
+}
+
+@test "analyze: the same trace gives the same output on every run" {
+    traced --iters 300 --variants 40
+    run "$AN" "$T/t.agt"
+    first="$output"
+    for i in 1 2 3; do
+        run "$AN" "$T/t.agt"
+        assert_equal "$output" "$first"
+    done
+    assert_line --partial "sequence 1:"
+}
+
+@test "analyze: the calls that ended holds are named" {
+    traced --iters 100 --held-then sync
+    run "$AN" "$T/t.agt"
+    assert_success
+    assert_line --regexp "^  held work submitted by cuStreamSynchronize: [1-9]"
+}
+
+@test "analyze: gzip and standard input are read too" {
+    traced --iters 60
+    run "$AN" "$T/t.agt"
+    want="$output"
+    gzip -c "$T/t.agt" >"$T/t.agt.gz"
+    run "$AN" "$T/t.agt.gz"
+    assert_equal "$output" "${want//$T\/t.agt/$T/t.agt.gz}"
+    run bash -c "'$AN' - <'$T/t.agt'"
+    assert_equal "$output" "${want//$T\/t.agt/-}"
+}
+
+@test "analyze: a trace cut short is analyzed up to the cut, with one message" {
+    traced --iters 200
+    head -c 3000 "$T/t.agt" >"$T/cut.agt"
+    run --separate-stderr "$AN" "$T/cut.agt"
+    assert_success
+    [[ "$stderr" == *"malformed or cut short at byte"* ]] || fail "stderr: $stderr"
+    assert_line --index -1 --regexp "^graphed: [0-9]+ of [0-9]+ operations"
+}
+
+@test "analyze: not a trace, a missing file, no argument: a message and a status" {
+    run --separate-stderr "$AN" /etc/hostname
+    assert_failure 1
+    assert_equal "$stderr" "autograph analyze: /etc/hostname: not an AUTOGRAPH_TRACE file"
+    run --separate-stderr "$AN" "$T/none"
+    assert_failure 1
+    [[ "$stderr" == *"cannot be read"* ]]
+    run --separate-stderr "$AN"
+    assert_failure 2
+    [[ "$stderr" == usage:* ]]
+    run --separate-stderr "$BUILD/autograph" analyze /etc/hostname
+    assert_failure 1
+}
+
+@test "AUTOGRAPH_TRACE: a value that is not a path gets one line, and the program runs" {
+    run --separate-stderr env AUTOGRAPH_TRACE=yes LD_PRELOAD="$LIB" "$ENG" --iters 20
+    assert_success
+    assert_equal "$(grep -c AUTOGRAPH_TRACE <<<"$stderr")" 1
+    [[ "$stderr" == *"AUTOGRAPH_TRACE=yes"*"file path"* ]] || fail "stderr: $stderr"
+    run --separate-stderr env AUTOGRAPH_TRACE="$T/no/such/dir/t.agt" LD_PRELOAD="$LIB" "$ENG" --iters 20
+    assert_success
+    [[ "$stderr" == *"cannot create the file"* ]] || fail "stderr: $stderr"
+}
