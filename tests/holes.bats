@@ -117,3 +117,23 @@ st() { json_stat "$T/s.json" "$1"; }
     # The stand-in's own growth (without the library) is not the library's.
     (( g - p < 1024 )) || fail "resident growth $g KiB under the library, $p KiB without it"
 }
+
+# Issue 8 item 15: the patterns the review asked to examine and settle.
+
+@test "15.5: a learned loop recording an interprocess event: every record reaches the driver eagerly" {
+    # The stand-in has no cuIpcGetEventHandle: the event is only created with
+    # CU_EVENT_INTERPROCESS; another process waiting on it cannot be shown here.
+    same ipc-event
+    local rec nodes
+    rec="$(grep -c '^cuEventRecord ' "$T/trace" || true)"
+    nodes="$(grep -c '^cuGraphAddEventRecordNode' "$T/trace" || true)"
+    assert_equal "eager records=$rec, record nodes=$nodes" "eager records=12, record nodes=0"
+}
+
+@test "15.8: after the last hold the timer thread sleeps: the process's other threads go quiet" {
+    same idle-timer
+    assert_equal "$plain_stderr" "threads=0 quiet=yes"
+    (( $(st replays) > 0 )) || fail "nothing was replayed: the timer had no hold to watch"
+    [[ "$stderr" == *"quiet=yes"* ]] || fail "the library's threads never stopped waking: $stderr"
+    [[ "$stderr" != "threads=0 "* ]] || fail "no timer thread was started: $stderr"
+}
