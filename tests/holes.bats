@@ -137,3 +137,10 @@ st() { json_stat "$T/s.json" "$1"; }
     [[ "$stderr" == *"quiet=yes"* ]] || fail "the library's threads never stopped waking: $stderr"
     [[ "$stderr" != "threads=0 "* ]] || fail "no timer thread was started: $stderr"
 }
+
+@test "15.6: a child forked while another thread holds a stream's lock launches, syncs and frees without hanging" {
+    same fork-lock 10
+    refute_output --partial "hung"
+    assert_line "fork-lock: child 9: launch=CUDA_SUCCESS sync=CUDA_SUCCESS free=CUDA_SUCCESS"
+    (( $(st replays) > 0 )) || fail "the launching thread replayed nothing: no lock was held in the library"
+}

@@ -379,9 +379,9 @@ static void fork_lock(long forks)
             _exit(0);
         }
         int status = 0, waited = 0;
-        while (waitpid(pid, &status, WNOHANG) == 0 && waited++ < 1000)
+        while (waitpid(pid, &status, WNOHANG) == 0 && waited++ < 500)
             nanosleep(&(struct timespec){0, 10000000}, NULL);
-        if (waited > 1000) {
+        if (waited > 500) {
             kill(pid, SIGKILL);
             waitpid(pid, &status, 0);
             printf("fork-lock: child %ld hung\n", k);
