@@ -144,3 +144,17 @@ st() { json_stat "$T/s.json" "$1"; }
     assert_line "fork-lock: child 9: launch=CUDA_SUCCESS sync=CUDA_SUCCESS free=CUDA_SUCCESS"
     (( $(st replays) > 0 )) || fail "the launching thread replayed nothing: no lock was held in the library"
 }
+
+@test "15.3: 64 unknown functions run behind barriers; from the 65th on they pass and nothing is held" {
+    export AG_FAKE_EXTRA_FUNCS=64
+    same unknown-fns
+    assert_line "unknown-fns: it=11 mid=2 end=3 sum=768"
+    assert_equal "unknown_calls=$(st unknown_calls)" "unknown_calls=24"
+    (( $(st replays) > 0 )) || fail "nothing replayed beside 64 trampolines"
+    # 70: the last one has no slot; it is called between held launches and reads memory.
+    export AG_FAKE_EXTRA_FUNCS=70
+    same unknown-fns
+    assert_line "unknown-fns: it=11 mid=2 end=3 sum=768"
+    assert_equal "unknown_calls=$(st unknown_calls) replays=$(st replays)" "unknown_calls=12 replays=0"
+    [[ "$stderr" == *"no barrier slot is left"* ]] || fail "no warning: $stderr"
+}

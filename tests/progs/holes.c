@@ -423,7 +423,7 @@ static void unknown_fns(void)
     CHECK(cuMemAlloc(&d, N * 4));
     for (int it = 0; it < 12; it++) {
         float mid = -1.0f, head = -1.0f;
-        fill(d, (float)it);
+        fill(d, 1.0f);
         scale(d, 2.0f);
         CHECK(last(d, &mid));
         scale(d, 3.0f);
