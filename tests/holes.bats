@@ -132,10 +132,11 @@ st() { json_stat "$T/s.json" "$1"; }
 
 @test "15.8: after the last hold the timer thread sleeps: the process's other threads go quiet" {
     same idle-timer
-    assert_equal "$plain_stderr" "threads=0 quiet=yes"
+    [[ "$plain_stderr" == *" quiet=yes" ]] || fail "without the library: $plain_stderr"
     (( $(st replays) > 0 )) || fail "nothing was replayed: the timer had no hold to watch"
     [[ "$stderr" == *"quiet=yes"* ]] || fail "the library's threads never stopped waking: $stderr"
-    [[ "$stderr" != "threads=0 "* ]] || fail "no timer thread was started: $stderr"
+    local lib_threads="${stderr#threads=}" plain_threads="${plain_stderr#threads=}"
+    (( ${lib_threads%% *} > ${plain_threads%% *} )) || fail "no timer thread was started: $stderr"
 }
 
 @test "15.6: a child forked while another thread holds a stream's lock launches, syncs and frees without hanging" {
