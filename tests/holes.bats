@@ -117,3 +117,55 @@ st() { json_stat "$T/s.json" "$1"; }
     # The stand-in's own growth (without the library) is not the library's.
     (( g - p < 1024 )) || fail "resident growth $g KiB under the library, $p KiB without it"
 }
+
+# Issue 8 item 15: the patterns the review asked to examine and settle.
+
+@test "15.5: a learned loop recording an interprocess event: every record reaches the driver eagerly" {
+    # The stand-in has no cuIpcGetEventHandle: the event is only created with
+    # CU_EVENT_INTERPROCESS; another process waiting on it cannot be shown here.
+    same ipc-event
+    local rec nodes
+    rec="$(grep -c '^cuEventRecord ' "$T/trace" || true)"
+    nodes="$(grep -c '^cuGraphAddEventRecordNode' "$T/trace" || true)"
+    assert_equal "eager records=$rec, record nodes=$nodes" "eager records=12, record nodes=0"
+}
+
+@test "15.8: after the last hold the timer thread sleeps: the process's other threads go quiet" {
+    same idle-timer
+    [[ "$plain_stderr" == *" quiet=yes" ]] || fail "without the library: $plain_stderr"
+    (( $(st replays) > 0 )) || fail "nothing was replayed: the timer had no hold to watch"
+    [[ "$stderr" == *"quiet=yes"* ]] || fail "the library's threads never stopped waking: $stderr"
+    local lib_threads="${stderr#threads=}" plain_threads="${plain_stderr#threads=}"
+    (( ${lib_threads%% *} > ${plain_threads%% *} )) || fail "no timer thread was started: $stderr"
+}
+
+@test "15.6: a child forked while another thread holds a stream's lock launches, syncs and frees without hanging" {
+    same fork-lock 10
+    refute_output --partial "hung"
+    assert_line "fork-lock: child 9: launch=CUDA_SUCCESS sync=CUDA_SUCCESS free=CUDA_SUCCESS"
+    (( $(st replays) > 0 )) || fail "the launching thread replayed nothing: no lock was held in the library"
+}
+
+@test "15.3: 64 unknown functions run behind barriers; from the 65th on they pass and nothing is held" {
+    export AG_FAKE_EXTRA_FUNCS=64
+    same unknown-fns
+    assert_line "unknown-fns: it=11 mid=2 end=3 sum=768"
+    assert_equal "unknown_calls=$(st unknown_calls)" "unknown_calls=24"
+    (( $(st replays) > 0 )) || fail "nothing replayed beside 64 trampolines"
+    # 70: the last one has no slot; it is called between held launches and reads memory.
+    export AG_FAKE_EXTRA_FUNCS=70
+    same unknown-fns
+    assert_line "unknown-fns: it=11 mid=2 end=3 sum=768"
+    assert_equal "unknown_calls=$(st unknown_calls) replays=$(st replays)" "unknown_calls=12 replays=0"
+    [[ "$stderr" == *"no barrier slot is left"* ]] || fail "no warning: $stderr"
+}
+
+@test "15.1: a launch from inside a host function returns CUDA_ERROR_NOT_PERMITTED, on a holding stream too" {
+    # Asynchronous mode: a real driver runs host functions on its own thread. In the
+    # synchronous stand-in the host function runs inside the library's own eager
+    # cuLaunchHostFunc, under the stream's lock, and its launch spins on that lock.
+    [ -n "${AG_RUN_OPEN:-}" ] || skip "open: the host function's launch matches the held sequence and is held (CUDA_SUCCESS); the engine cannot tell the driver's host-function thread (see the 15.1 commit)"
+    export AG_FAKE_ASYNC=1 AUTOGRAPH_FLUSH_US=10000000
+    same hostfn-launch
+    assert_line "hostfn-launch: it=11 held-stream=CUDA_ERROR_NOT_PERMITTED plain-stream=CUDA_ERROR_NOT_PERMITTED sum=512"
+}

@@ -3,7 +3,9 @@
  * tell it cheaply: which host ranges are page-locked (an async copy from
  * them reads the buffer when it runs, so it may be deferred; one from
  * pageable memory reads it at the call and may not) and which events were
- * created without timing (only those may become graph event-record nodes).
+ * created without timing and not for other processes (only those may become
+ * graph event-record nodes: an interprocess event's record may be waited for by
+ * another process, which a held record would keep waiting).
  * Both are small tables behind a mutex: they change at allocation time and
  * are read once per recorded copy or event record, never per launch.
  */
@@ -94,6 +96,8 @@ struct event_info {
 static struct event_info *events;
 static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* An interprocess event is not kept, so its records are never nodes and never held; an
+ * entry a destroyed event left under the same handle goes. */
 void ag_engine_event_created(CUevent ev, unsigned flags)
 {
 	if (ag_trace_active)
@@ -101,7 +105,11 @@ void ag_engine_event_created(CUevent ev, unsigned flags)
 	pthread_mutex_lock(&event_lock);
 	struct event_info *e;
 	HASH_FIND_PTR(events, &ev, e);
-	if (!e && (e = calloc(1, sizeof *e))) {
+	if (e && (flags & CU_EVENT_INTERPROCESS)) {
+		HASH_DEL(events, e);
+		free(e);
+		e = NULL;
+	} else if (!e && !(flags & CU_EVENT_INTERPROCESS) && (e = calloc(1, sizeof *e))) {
 		e->ev = ev;
 		HASH_ADD_PTR(events, ev, e);
 	}

@@ -6,7 +6,9 @@
  * table it replaces stays, because a thread may still hold one of its entries
  * and because the exit report counts their launches; the one before that is
  * freed (no thread holds an entry across a whole unload and reload), so
- * unloading modules in a loop costs no memory (issue 8, pattern 11).
+ * unloading modules in a loop costs no memory (issue 8, pattern 11). A handle
+ * looks at PROBES slots at most: once the table (or that part of it) is full,
+ * further handles are not learned and their launches are not graph nodes.
  */
 #include "engine/kernels.h"
 
@@ -18,6 +20,7 @@
 #include "driver/real.h"
 
 #define CAPACITY (1u << 16)
+#define PROBES 256 /* slots looked at per handle: a full table must not cost a scan per launch */
 
 struct generation {
 	struct ag_kern *slot[CAPACITY];
@@ -111,7 +114,7 @@ struct ag_kern *ag_kern_get(CUfunction f)
 	struct ag_kern **t = __atomic_load_n(&current, __ATOMIC_ACQUIRE)->slot;
 	uintptr_t h = (uintptr_t)f;
 	struct ag_kern *mine = NULL;
-	for (unsigned i = slot_of(h), probes = 0; probes < CAPACITY; i = (i + 1) & (CAPACITY - 1), probes++) {
+	for (unsigned i = slot_of(h), probes = 0; probes < PROBES; i = (i + 1) & (CAPACITY - 1), probes++) {
 		struct ag_kern *k = __atomic_load_n(&t[i], __ATOMIC_ACQUIRE);
 		if (k && k->handle == h) {
 			if (mine) {

@@ -27,7 +27,7 @@ struct ag_kern {
 	char name[];
 };
 
-/* Finds or learns the handle; NULL only when the table is full. */
+/* Finds or learns the handle; NULL when the table is full near its slot (not graphable). */
 struct ag_kern *ag_kern_get(CUfunction f);
 
 size_t ag_kern_distinct(void);

@@ -5,7 +5,10 @@
  * the launch path normally takes no lock at all; the registry mutex is taken
  * on a miss and by whole-registry walks. Lock order: registry, then a stream.
  * The per-thread default stream has no state: another thread could not name
- * it to submit held work, so the engine never holds work on it.
+ * it to submit held work, so the engine never holds work on it. A forked child
+ * starts with an empty registry: the states, their locks and their held work
+ * belong to the parent's threads, which do not exist there, and a lock one of
+ * them held at the fork would never be released.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -28,8 +31,21 @@ static __thread struct {
 } cache[CACHE] __attribute__((tls_model("initial-exec")));
 static __thread unsigned cache_next __attribute__((tls_model("initial-exec")));
 
+static void forked_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	registry = fresh;
+	by_key = NULL;
+	all = NULL;
+	__atomic_add_fetch(&generation, 1, __ATOMIC_ACQ_REL);
+}
+
+/* Called with the registry locked, so a fork cannot take place between the two lines. */
 static struct ag_stream *new_stream(uintptr_t key, CUstream s, CUcontext ctx, int legacy)
 {
+	static int atfork;
+	if (!atfork)
+		atfork = pthread_atfork(NULL, NULL, forked_child) == 0;
 	unsigned flags = 0;
 	if (!legacy && (AG_REAL(cuStreamGetCtx)(s, &ctx) != CUDA_SUCCESS ||
 			AG_REAL(cuStreamGetFlags)(s, &flags) != CUDA_SUCCESS))

@@ -2,7 +2,11 @@
  * Bookkeeping for trampolines.S: which real function each trampoline slot leads
  * to. A slot is given once per distinct function (the same pointer asked for
  * twice reuses its slot) and never taken back; when the slots run out, the
- * function is handed out unwrapped and a warning says so.
+ * function is handed out unwrapped and a warning says so. Its calls then pass
+ * no barrier, so from then on the engine holds nothing: held work is submitted
+ * and the engine stands aside for the rest of the process, as it does while
+ * the program captures (a capture that never ends: the program's own begin
+ * and end calls stay balanced around it).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -38,10 +42,16 @@ void *ag_hook_unknown(void *real, const char *asked)
 		targets[used++] = real;
 	if (i < used)
 		out = ag_hook_unknown_slots[i];
+	static int stood_aside;
+	int first_unwrapped = out == real && !stood_aside;
+	if (first_unwrapped)
+		stood_aside = 1;
 	pthread_mutex_unlock(&lock);
+	if (first_unwrapped)
+		ag_engine_capture_begin();
 	if (out == real)
 		AG_LOG(AG_LOG_WARN, "%s is unknown to this build and no barrier slot is left; "
-				    "it is passed through unobserved", asked);
+				    "it is passed through unobserved and nothing is held any more", asked);
 	else
 		AG_LOG(AG_LOG_INFO, "%s is unknown to this build: it runs behind a barrier", asked);
 	return out;

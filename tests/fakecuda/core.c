@@ -17,6 +17,22 @@ static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int initialized;
 static _Thread_local int in_host_fn;
 
+/* A forked child has only the thread that forked: a lock another thread held at the fork
+ * is taken afresh there, so that a child's calls answer instead of hanging (the real driver
+ * answers a child too, if only with errors). */
+static void forked_child(void)
+{
+    pthread_mutex_t fresh = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+    pthread_cond_t fresh_cond = PTHREAD_COND_INITIALIZER;
+    lock = fresh;
+    changed = fresh_cond;
+}
+
+__attribute__((constructor)) static void at_load(void)
+{
+    pthread_atfork(NULL, NULL, forked_child);
+}
+
 void ag_fake_lock(void)
 {
     pthread_mutex_lock(&lock);

@@ -8,6 +8,7 @@
 #include "fake.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define FN(name) {#name, (void *)name}
@@ -233,6 +234,40 @@ static const struct {
     FN(cuThreadExchangeStreamCaptureMode),
 };
 
+/* A test seam for driver functions the library under test has no wrapper for (a newer
+ * driver's additions): with AG_FAKE_EXTRA_FUNCS=N, "cuFakeExtraFunctionK" (K < N) resolves
+ * to the K-th of these. Not exported (the stand-in exports only libcuda's names), each is
+ * a distinct function, CUresult (CUdeviceptr p, float *out): it waits for all work, then
+ * reads the float at p, so a caller can see whether work submitted before it ran. */
+#define EXTRA_MAX 100
+static unsigned extra_calls[EXTRA_MAX];
+#define EXTRA(k)                                                                               \
+    static CUresult extra_##k(CUdeviceptr p, float *out)                                       \
+    {                                                                                          \
+        extra_calls[k]++; /* keeps the bodies distinct */                                      \
+        CUresult rc = cuCtxSynchronize();                                                      \
+        return rc ? rc : cuMemcpyDtoH_v2(out, p, sizeof *out);                                 \
+    }
+#define EXTRA10(t) EXTRA(t##0) EXTRA(t##1) EXTRA(t##2) EXTRA(t##3) EXTRA(t##4) EXTRA(t##5) \
+    EXTRA(t##6) EXTRA(t##7) EXTRA(t##8) EXTRA(t##9)
+EXTRA(0) EXTRA(1) EXTRA(2) EXTRA(3) EXTRA(4) EXTRA(5) EXTRA(6) EXTRA(7) EXTRA(8) EXTRA(9)
+EXTRA10(1) EXTRA10(2) EXTRA10(3) EXTRA10(4) EXTRA10(5) EXTRA10(6) EXTRA10(7) EXTRA10(8) EXTRA10(9)
+#define E10(t) extra_##t##0, extra_##t##1, extra_##t##2, extra_##t##3, extra_##t##4, extra_##t##5, \
+    extra_##t##6, extra_##t##7, extra_##t##8, extra_##t##9
+static CUresult (*const extras[EXTRA_MAX])(CUdeviceptr, float *) = {
+    extra_0, extra_1, extra_2, extra_3, extra_4, extra_5, extra_6, extra_7, extra_8, extra_9,
+    E10(1), E10(2), E10(3), E10(4), E10(5), E10(6), E10(7), E10(8), E10(9)};
+
+static void *extra(const char *symbol)
+{
+    static const char prefix[] = "cuFakeExtraFunction";
+    const char *n = getenv("AG_FAKE_EXTRA_FUNCS");
+    if (!n || strncmp(symbol, prefix, sizeof prefix - 1) != 0)
+        return NULL;
+    int k = atoi(symbol + sizeof prefix - 1);
+    return k >= 0 && k < atoi(n) && k < EXTRA_MAX ? (void *)extras[k] : NULL;
+}
+
 /* CUDA version that introduced each variant whose predecessor is also in the table; a
  * caller built against an older CUDA gets the predecessor and its older signature. */
 static const struct {
@@ -313,6 +348,8 @@ static CUresult resolve(const char *symbol, void **pfn, int version, cuuint64_t 
             *pfn = find(name, version, &too_old);
         }
     }
+    if (!*pfn && (*pfn = extra(symbol)) != NULL)
+        snprintf(name, sizeof name, "%s", symbol);
     if (!*pfn) {
         if (status)
             *status = too_old ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;

@@ -13,6 +13,16 @@
  *   module-churn N   N cycles of module load, launch, unload (pattern 11); both print
  *                 the resident growth after the first tenth of the cycles on stderr
  *   exit-signal   exit() from a SIGALRM handler while the loop replays graphs (7)
+ *   ipc-event     a learned loop that records an interprocess event (issue 8 item 15.5)
+ *   idle-timer    a replayed loop, then no CUDA call: the other threads of the process
+ *                 (the library's timer) must go quiet; prints on stderr (15.8)
+ *   fork-lock     forks while another thread launches on a replayed stream; each child
+ *                 launches on that stream, synchronizes and frees memory (15.6)
+ *   unknown-fns   looks up AG_FAKE_EXTRA_FUNCS functions this build has no wrapper for
+ *                 (the stand-in's test seam) and calls the last one inside a learned
+ *                 sequence: it reads device memory at the call (15.3)
+ *   hostfn-launch a host function that launches on a stream the host is holding work on,
+ *                 and on a plain one: CUDA_ERROR_NOT_PERMITTED (15.1)
  * Every call is checked: a failure prints the call and error and exits 2, except where
  * the return code is what is observed (it is printed). */
 #define _GNU_SOURCE
@@ -21,7 +31,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <stdatomic.h>
+#include <pthread.h>
 #include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHECK(call) check((call), #call, __LINE__)
@@ -48,6 +63,7 @@ static char *image;
 static CUmodule mod;
 static CUfunction f_fill, f_scale, f_add, f_inc;
 static CUstream s;
+static CUcontext ctx;
 
 static char *read_file(const char *path)
 {
@@ -250,17 +266,230 @@ static void exit_signal(void)
     }
 }
 
+/* 15.5: an interprocess event may be waited for by another process: its records are
+ * never held (the stand-in has no cuIpcGetEventHandle: the flag alone is shown). */
+static void ipc_event(void)
+{
+    CUdeviceptr d;
+    CUevent ev;
+    CHECK(cuMemAlloc(&d, N * 4));
+    CHECK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING | CU_EVENT_INTERPROCESS));
+    for (int it = 0; it < 12; it++) {
+        fill(d, 1.0f);
+        scale(d, 2.0f);
+        CHECK(cuEventRecord(ev, s));
+        scale(d, 0.5f);
+        scale(d, 3.0f);
+        CHECK(cuStreamSynchronize(s));
+        printf("ipc-event: it=%d sum=%.0f\n", it, sum(d));
+    }
+    CHECK(cuEventSynchronize(ev));
+}
+
+/* Context switches of every thread but this one: the library's timer, the stand-in's
+ * workers. */
+static long other_switches(int *threads)
+{
+    char path[300], line[128];
+    long total = 0;
+    int me = (int)getpid(), n = 0; /* the main thread's id is the process id */
+    DIR *dir = opendir("/proc/self/task");
+    struct dirent *e;
+    while (dir && (e = readdir(dir))) {
+        if (e->d_name[0] == '.' || atoi(e->d_name) == me)
+            continue;
+        n++;
+        snprintf(path, sizeof path, "/proc/self/task/%s/status", e->d_name);
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f))
+            if (strstr(line, "ctxt_switches:"))
+                total += atol(strchr(line, ':') + 1);
+        if (f)
+            fclose(f);
+    }
+    if (dir)
+        closedir(dir);
+    *threads = n;
+    return total;
+}
+
+/* 15.8: after the last hold the timer thread sleeps; a thread woken every quarter of
+ * AUTOGRAPH_FLUSH_US would never be quiet for five polls in a row. */
+static void idle_timer(void)
+{
+    CUdeviceptr d;
+    CHECK(cuMemAlloc(&d, N * 4));
+    for (int it = 0; it < 30; it++) {
+        fill(d, 1.0f);
+        scale(d, 2.0f);
+        scale(d, 3.0f);
+        CHECK(cuStreamSynchronize(s));
+    }
+    printf("idle-timer: sum=%.0f\n", sum(d));
+    int threads = 0, quiet = 0, polls = 0;
+    long before = other_switches(&threads);
+    for (; polls < 500 && quiet < 5; polls++) {
+        nanosleep(&(struct timespec){0, 20000000}, NULL);
+        long now = other_switches(&threads);
+        quiet = now == before ? quiet + 1 : 0;
+        before = now;
+    }
+    fprintf(stderr, "threads=%d quiet=%s\n", threads, quiet >= 5 ? "yes" : "no");
+}
+
+/* 15.6: the child of a fork made while another thread is inside the library (holding a
+ * stream's lock) launches on that stream, synchronizes it and frees memory. */
+static atomic_int fork_stop;
+static CUdeviceptr fork_buf;
+static void *fork_launcher(void *arg)
+{
+    (void)arg;
+    CHECK(cuCtxSetCurrent(ctx));
+    while (!atomic_load(&fork_stop)) {
+        fill(fork_buf, 1.0f);
+        scale(fork_buf, 2.0f);
+        scale(fork_buf, 3.0f);
+        CHECK(cuStreamSynchronize(s));
+    }
+    return NULL;
+}
+
+static void fork_lock(long forks)
+{
+    pthread_t t;
+    CHECK(cuMemAlloc(&fork_buf, N * 4));
+    if (pthread_create(&t, NULL, fork_launcher, NULL))
+        exit(2);
+    for (long k = 0; k < forks; k++) {
+        CUdeviceptr tmp;
+        CHECK(cuMemAlloc(&tmp, N * 4));
+        nanosleep(&(struct timespec){0, 2000000}, NULL); /* let the launcher run */
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0)
+            exit(2);
+        if (pid == 0) {
+            int n = N;
+            float v = 5.0f;
+            CUresult l = cuLaunchKernel(f_fill, 4, 1, 1, 64, 1, 1, 0, s, (void *[]){&tmp, &v, &n}, NULL);
+            CUresult y = cuStreamSynchronize(s);
+            CUresult f = cuMemFree(tmp);
+            printf("fork-lock: child %ld: launch=%s sync=%s free=%s\n", k, err(l), err(y), err(f));
+            fflush(stdout);
+            _exit(0);
+        }
+        int status = 0, waited = 0;
+        while (waitpid(pid, &status, WNOHANG) == 0 && waited++ < 500)
+            nanosleep(&(struct timespec){0, 10000000}, NULL);
+        if (waited > 500) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            printf("fork-lock: child %ld hung\n", k);
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            printf("fork-lock: child %ld status %d\n", k, status);
+        }
+        CHECK(cuMemFree(tmp));
+    }
+    atomic_store(&fork_stop, 1);
+    pthread_join(t, NULL);
+    printf("fork-lock: parent sum=%.0f\n", sum(fork_buf));
+}
+
+/* 15.3: functions the build has no wrapper for, looked up as cudart would; the stand-in
+ * hands out AG_FAKE_EXTRA_FUNCS of them, each "CUresult (CUdeviceptr, float *out)"
+ * reading one float of device memory at the call. The last one is called between two
+ * launches of a learned sequence: held launches it could not see would be read stale. */
+typedef CUresult (*extra_fn)(CUdeviceptr, float *);
+static void unknown_fns(void)
+{
+    const char *e = getenv("AG_FAKE_EXTRA_FUNCS");
+    int count = e ? atoi(e) : 0;
+    extra_fn first = NULL, last = NULL;
+    for (int i = 0; i < count; i++) {
+        char name[64];
+        void *p = NULL;
+        CUdriverProcAddressQueryResult q;
+        snprintf(name, sizeof name, "cuFakeExtraFunction%d", i);
+        CHECK(cuGetProcAddress(name, &p, CUDA_VERSION, 0, &q));
+        if (!p)
+            exit(2);
+        if (i == 0)
+            first = (extra_fn)p;
+        last = (extra_fn)p;
+    }
+    if (!last)
+        exit(2);
+    CUdeviceptr d;
+    CHECK(cuMemAlloc(&d, N * 4));
+    for (int it = 0; it < 12; it++) {
+        float mid = -1.0f, head = -1.0f;
+        fill(d, 1.0f);
+        scale(d, 2.0f);
+        CHECK(last(d, &mid));
+        scale(d, 3.0f);
+        scale(d, 0.5f);
+        CHECK(cuStreamSynchronize(s));
+        CHECK(first(d, &head));
+        printf("unknown-fns: it=%d mid=%.0f end=%.0f sum=%.0f\n", it, mid, head, sum(d));
+    }
+}
+
+/* 15.1: a host function may not call the driver. One launches, from the stand-in's
+ * worker (or the driver's thread), the operation the host's held sequence expects next
+ * on stream h; another launches on a stream nothing is learned on. */
+static CUstream hf_target;
+static CUdeviceptr hf_buf;
+static atomic_int hf_done;
+static CUresult hf_rc;
+static void CUDA_CB hf_launch(void *arg)
+{
+    (void)arg;
+    int n = N;
+    float v = 2.0f;
+    hf_rc = cuLaunchKernel(f_scale, 4, 1, 1, 64, 1, 1, 0, hf_target, (void *[]){&hf_buf, &v, &n}, NULL);
+    atomic_store(&hf_done, 1);
+}
+
+static void hostfn_launch(void)
+{
+    CUstream other, plain;
+    CHECK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&plain, CU_STREAM_NON_BLOCKING));
+    CHECK(cuMemAlloc(&hf_buf, N * 4));
+    for (int it = 0; it < 12; it++) {
+        fill(hf_buf, 1.0f);
+        if (it < 6) { /* learned: fill, scale, scale */
+            scale(hf_buf, 2.0f);
+        } else {      /* the host function launches the second one, or tries to */
+            hf_target = s;
+            atomic_store(&hf_done, 0);
+            CHECK(cuLaunchHostFunc(other, hf_launch, NULL));
+            while (!atomic_load(&hf_done))
+                ;
+        }
+        scale(hf_buf, 2.0f);
+        CHECK(cuStreamSynchronize(s));
+        CHECK(cuStreamSynchronize(other));
+        CUresult held = it < 6 ? CUDA_SUCCESS : hf_rc;
+        hf_target = plain;
+        atomic_store(&hf_done, 0);
+        CHECK(cuLaunchHostFunc(plain, hf_launch, NULL));
+        CHECK(cuStreamSynchronize(plain));
+        printf("hostfn-launch: it=%d held-stream=%s plain-stream=%s sum=%.0f\n", it, err(held), err(hf_rc),
+               sum(hf_buf));
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *ptx = getenv("AG_KERNELS_PTX");
     if (argc < 2 || !ptx) {
         fprintf(stderr, "usage: %s unpinned|freed|null-args|attr-event|exit-signal|"
-                        "stream-churn N|module-churn N   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
+                        "stream-churn N|module-churn N|ipc-event|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
         return 2;
     }
     image = read_file(ptx);
     CUdevice dev;
-    CUcontext ctx;
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&dev, 0));
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
@@ -287,6 +516,16 @@ int main(int argc, char **argv)
         module_churn(count);
     else if (!strcmp(p, "exit-signal"))
         exit_signal();
+    else if (!strcmp(p, "ipc-event"))
+        ipc_event();
+    else if (!strcmp(p, "idle-timer"))
+        idle_timer();
+    else if (!strcmp(p, "fork-lock"))
+        fork_lock(argc > 2 ? count : 20);
+    else if (!strcmp(p, "unknown-fns"))
+        unknown_fns();
+    else if (!strcmp(p, "hostfn-launch"))
+        hostfn_launch();
     else
         return 2;
     return 0;

@@ -1,8 +1,9 @@
 /* Unit tests of the kernel table (src/engine/kernels.c) against fake parameter-info and
  * name queries: the layout of a CUfunction and of a CUkernel (cuFuncGetParamInfo refuses
  * a CUkernel), padding, a handle without parameter info, one entry per handle, the launch
- * ranking, AUTOGRAPH_EXCLUDE, and forgetting every handle. */
+ * ranking, AUTOGRAPH_EXCLUDE, forgetting every handle, and a full table (issue 8, 15.4). */
 #include <stdlib.h>
+#include <time.h>
 
 #include "config.h"
 #include "driver/real.h"
@@ -98,5 +99,23 @@ int main(void)
     ag_kern_forget_all();
     struct ag_kern *again = ag_kern_get(FUNC);
     CHECK(again && again != f && again->launches == 0, "learned afresh after forgetting");
+
+    /* 65,536 handles, one per slot (the hash is a multiplication by an odd constant,
+     * inverted here), fill the table; 20,000 more must each cost a bounded probe, not a
+     * scan of the whole table (1.3e9 slot loads before the bound: seconds of CPU). */
+    uint64_t g = 0x9E3779B97F4A7C15ull, inv = g;
+    for (int i = 0; i < 6; i++)
+        inv *= 2 - g * inv;
+    size_t learned = 0;
+    for (uint64_t i = 0; i < (1u << 16); i++)
+        learned += ag_kern_get((CUfunction)(uintptr_t)((i << 48) * inv)) != NULL;
+    CHECK(learned >= (1u << 16) - 1, "one handle per slot fills the table (%zu learned)", learned);
+    clock_t t0 = clock();
+    size_t refused = 0;
+    for (uint64_t i = 0; i < 20000; i++)
+        refused += ag_kern_get((CUfunction)(uintptr_t)(((i << 48) | 0x1000) * inv)) == NULL;
+    double cpu = (double)(clock() - t0) / CLOCKS_PER_SEC;
+    CHECK(refused == 20000, "a full table learns no more handles (%zu refused)", refused);
+    CHECK(cpu < 1.0, "20,000 lookups in a full table took %.2f s of CPU", cpu);
     return unit_done();
 }
