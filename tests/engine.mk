@@ -45,4 +45,4 @@ fuzz-long: $(ENGINE_TEST_BINS) $(LIB) fakecuda-selftest
 		tests/fuzz/run-seeds $(FUZZ_FIRST) $(FUZZ_SEEDS) $(FUZZ_JOBS)
 
 # make test runs the engine's bats files too: they need these programs.
-test-bats test-async: $(ENGINE_TEST_BINS)
+test-bats test-async test-progs: $(ENGINE_TEST_BINS)

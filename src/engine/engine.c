@@ -284,6 +284,14 @@ void ag_engine_ctx_destroyed(CUcontext ctx)
 	}
 }
 
+/* Off first, so that no hold begins after the flush passed its stream; one that began just
+ * before is flushed by its stream's next operation (not looked at) or by the timer. */
+void ag_engine_stand_aside(void)
+{
+	__atomic_store_n(&engine_off, 1, __ATOMIC_RELEASE);
+	ag_order_barrier();
+}
+
 void ag_engine_init(void)
 {
 	engine_off = !ag_opt.num[AG_OPT_ENABLE];

@@ -72,6 +72,10 @@ void ag_engine_pinned_add(const void *p, size_t bytes);
 size_t ag_engine_pinned_remove(const void *p); /* the range's size, 0 if none */
 int ag_engine_pinned(const void *p, size_t bytes);
 
+/* Something the engine cannot observe will run from now on (a driver function handed out
+ * unwrapped): held work is submitted and nothing is held for the rest of the process. */
+void ag_engine_stand_aside(void);
+
 /* Process lifecycle (autograph.c). */
 void ag_engine_init(void);
 void ag_engine_at_exit(void);

@@ -4,9 +4,8 @@
  * twice reuses its slot) and never taken back; when the slots run out, the
  * function is handed out unwrapped and a warning says so. Its calls then pass
  * no barrier, so from then on the engine holds nothing: held work is submitted
- * and the engine stands aside for the rest of the process, as it does while
- * the program captures (a capture that never ends: the program's own begin
- * and end calls stay balanced around it).
+ * and the engine stands aside for the rest of the process (pass-through, as
+ * with AUTOGRAPH=0).
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -48,7 +47,7 @@ void *ag_hook_unknown(void *real, const char *asked)
 		stood_aside = 1;
 	pthread_mutex_unlock(&lock);
 	if (first_unwrapped)
-		ag_engine_capture_begin();
+		ag_engine_stand_aside();
 	if (out == real)
 		AG_LOG(AG_LOG_WARN, "%s is unknown to this build and no barrier slot is left; "
 				    "it is passed through unobserved and nothing is held any more", asked);
