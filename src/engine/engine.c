@@ -202,6 +202,7 @@ static void forget_touching(struct ag_stream *st, void *arg)
 	ag_stream_lock(st);
 	ag_hold_flush(st, AG_FLUSH_BOUNDARY);
 	ag_seq_forget_touching(st, r->lo, r->hi);
+	ag_history_forget_touching(st, r->lo, r->hi);
 	ag_stream_unlock(st);
 }
 

@@ -87,6 +87,28 @@ void ag_history_boundary_all(void)
 	__atomic_add_fetch(&global_epoch, 1, __ATOMIC_ACQ_REL);
 }
 
+/*
+ * A sequence learned after memory went away from operations observed before
+ * would replay copies and sets of it: from another thread, between the
+ * engine's forgetting and the driver's unregistering, a graph built then
+ * still captured the old registration (issue 8, pattern 1, found by the
+ * fuzzer on the asynchronous stand-in). Windows start after such operations.
+ */
+void ag_history_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi)
+{
+	if (!st->hist)
+		return;
+	uint64_t from = st->gap, n = st->observed - from;
+	if (n > AG_HIST)
+		from = st->observed - AG_HIST;
+	for (uint64_t i = st->observed; i-- > from;) {
+		if (ag_op_touches(&st->hist[i % AG_HIST], lo, hi)) {
+			ag_history_gap(st);
+			return;
+		}
+	}
+}
+
 /* Operations the history did not see (held ones) come next: no window may span them. */
 void ag_history_gap(struct ag_stream *st)
 {

@@ -253,6 +253,8 @@ int ag_op_pack(struct ag_stream *st, const struct ag_call *c, const struct ag_ke
 	       struct ag_op *op);
 uint64_t ag_op_args_hash(const struct ag_op *op, const uint8_t *args);
 int ag_op_unified_copy_nodeable(const struct ag_call *c);
+/* The bytes a copy or memset touches, on either side, overlap [lo, hi). */
+int ag_op_touches(const struct ag_op *op, uintptr_t lo, uintptr_t hi);
 CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args);
 
 /* history.c */
@@ -266,6 +268,8 @@ uint64_t ag_history_epoch_of(const struct ag_stream *st);
 void ag_history_boundary(struct ag_stream *st);
 void ag_history_boundary_all(void);
 void ag_history_gap(struct ag_stream *st);
+/* Memory went away: observed operations that touch it are never learned. */
+void ag_history_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi);
 
 /* detect.c */
 void ag_detect_commit(struct ag_stream *st);

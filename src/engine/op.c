@@ -365,3 +365,20 @@ CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args)
 	}
 	return ag_call_submit(&c);
 }
+
+/* The bytes a copy or memset touches, on either side, overlap [lo, hi). */
+int ag_op_touches(const struct ag_op *op, uintptr_t lo, uintptr_t hi)
+{
+	const struct ag_call *c = &op->call;
+	if (c->kind == AG_OP_COPY) {
+		uintptr_t n = c->u.copy.bytes;
+		return (c->u.copy.src < hi && c->u.copy.src + n > lo) ||
+		       (c->u.copy.dst < hi && c->u.copy.dst + n > lo);
+	}
+	if (c->kind == AG_OP_MEMSET) {
+		uintptr_t end = c->u.set.dst + (c->u.set.height > 1 ? c->u.set.pitch * (c->u.set.height - 1) : 0) +
+				c->u.set.width * c->u.set.elem;
+		return c->u.set.dst < hi && end > lo;
+	}
+	return 0;
+}

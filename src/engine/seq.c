@@ -127,23 +127,6 @@ void ag_seq_forget_all(struct ag_stream *st)
 	ag_detect_reset(st);
 }
 
-/* The bytes a copy or memset touches, on either side, overlap [lo, hi). */
-static int op_touches(const struct ag_op *op, uintptr_t lo, uintptr_t hi)
-{
-	const struct ag_call *c = &op->call;
-	if (c->kind == AG_OP_COPY) {
-		uintptr_t n = c->u.copy.bytes;
-		return (c->u.copy.src < hi && c->u.copy.src + n > lo) ||
-		       (c->u.copy.dst < hi && c->u.copy.dst + n > lo);
-	}
-	if (c->kind == AG_OP_MEMSET) {
-		uintptr_t end = c->u.set.dst + (c->u.set.height > 1 ? c->u.set.pitch * (c->u.set.height - 1) : 0) +
-				c->u.set.width * c->u.set.elem;
-		return c->u.set.dst < hi && end > lo;
-	}
-	return 0;
-}
-
 /* Oldest first, so that each chain of sequences sharing a first operation is newest first. */
 static void index_all(struct ag_stream *st, struct ag_seq *s)
 {
@@ -167,7 +150,7 @@ void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi)
 		struct ag_seq *s = *p;
 		int hit = 0;
 		for (uint32_t i = 0; i < s->n && !hit; i++)
-			hit = op_touches(&s->ops[i], lo, hi);
+			hit = ag_op_touches(&s->ops[i], lo, hi);
 		if (!hit) {
 			p = &s->next;
 			continue;

@@ -1,5 +1,6 @@
 /* Unit tests of a stream's history (src/engine/history.c): the argument arena's alignment,
- * wrap and liveness, and the ring slot each observed operation is described into. */
+ * wrap and liveness, the ring slot each observed operation is described into, and what
+ * memory going away does to it. */
 #include "engine_fixture.h"
 #include "unit.h"
 
@@ -38,5 +39,20 @@ int main(void)
     CHECK(ag_history_epoch_of(st) == e0 + 1, "a stream boundary moves its epoch");
     ag_history_boundary_all();
     CHECK(ag_history_epoch_of(st) == e0 + 2, "so does a boundary of all streams");
+
+    /* Memory going away: windows may not start at or before an operation that touched it
+     * (a sequence learned from it later would replay a copy of memory that is gone). */
+    st->observed = 10, st->gap = 0;
+    for (uint64_t i = 0; i < 10; i++)
+        st->hist[i] = (struct ag_op){.call = {.kind = AG_OP_COPY, .u.copy = {.dst = 0x1000 + 0x100 * i,
+                                                                              .src = 0x9000, .bytes = 0x100}}};
+    ag_history_forget_touching(st, 0x20000, 0x30000);
+    CHECK(st->gap == 0, "memory no observed operation touched leaves the history alone");
+    ag_history_forget_touching(st, 0x1450, 0x1460);
+    CHECK(st->gap == 10 && st->seg_start == 10, "memory an observed copy wrote: no window reaches back (gap %llu)",
+          (unsigned long long)st->gap);
+    st->observed = 20;
+    ag_history_forget_touching(st, 0x1450, 0x1460);
+    CHECK(st->gap == 10, "operations before the gap are not looked at again");
     return unit_done();
 }
