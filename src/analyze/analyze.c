@@ -52,6 +52,8 @@ static uint64_t *flushes_by_fn; /* nfn + 1 entries; [0]: not known */
 
 static const uint8_t *p, *end;
 static int bad;
+static int dump;          /* --dump: one line per operation and ordering call as replayed */
+static uint64_t now_us;
 
 static uint64_t get(void)
 {
@@ -209,6 +211,45 @@ struct counts {
 };
 static struct counts seen;
 
+static const char *const kind_names[] = {"kernel", "memset", "copy", "record", "hostfn"};
+static const char *const copy_names[] = {"htod", "dtoh", "dtod", "unified"};
+
+static void dump_op(const struct ag_call *c)
+{
+	printf("%10.6f t%zu op %llu %s", (double)now_us / 1e6, thread_now, (unsigned long long)seen.ops,
+	       kind_names[c->kind]);
+	printf(" stream %p%s", (void *)c->stream, c->per_thread ? " (per-thread)" : "");
+	switch (c->kind) {
+	case AG_OP_KERNEL: {
+		const struct ag_an_kernel *k = ag_an_kernel_of((uintptr_t)c->u.kern.f);
+		char q[200];
+		const char *name = !k ? "?" : ag_name_qualified(k->name, q, sizeof q) ? q : k->name;
+		printf(" %s grid %u,%u,%u block %u,%u,%u shmem %u attrs %u args", name, c->u.kern.grid[0],
+		       c->u.kern.grid[1], c->u.kern.grid[2], c->u.kern.block[0], c->u.kern.block[1],
+		       c->u.kern.block[2], c->u.kern.shmem, c->u.kern.nattrs);
+		for (uint32_t i = 0; k && c->u.kern.params && i < k->nparams; i++) {
+			printf(i ? "," : " ");
+			const uint8_t *a = c->u.kern.params[i];
+			for (unsigned b = k->size[i]; b-- > 0;)
+				printf("%02x", a[b]);
+		}
+		break;
+	}
+	case AG_OP_MEMSET:
+		printf(" dst %llx %zux%zu value %x elem %u", (unsigned long long)c->u.set.dst, c->u.set.width,
+		       c->u.set.height, c->u.set.value, c->u.set.elem);
+		break;
+	case AG_OP_COPY:
+		printf(" %s dst %llx src %llx bytes %zu", copy_names[c->api], (unsigned long long)c->u.copy.dst,
+		       (unsigned long long)c->u.copy.src, c->u.copy.bytes);
+		break;
+	case AG_OP_EVENT:
+		printf(" event %p", (void *)c->u.event.ev);
+		break;
+	}
+	printf("\n");
+}
+
 static void replay_op(void)
 {
 	struct ag_call c = {0};
@@ -286,6 +327,8 @@ static void replay_op(void)
 	if (bad)
 		return;
 	seen.ops++;
+	if (dump)
+		dump_op(&c);
 	ag_engine_submit(&c);
 	op_status = CUDA_SUCCESS;
 }
@@ -313,6 +356,11 @@ static void replay_order(int tag)
 	if (bad)
 		return;
 	seen.boundaries++;
+	if (dump)
+		printf("%10.6f t%zu %s %s stream %p\n", (double)now_us / 1e6, thread_now,
+		       fn && fn <= nfn && fn_names[fn - 1] ? fn_names[fn - 1] : "(unknown function)",
+		       tag == AG_TR_BARRIER ? "barrier" : tag == AG_TR_SYNC_STREAM ? "sync" : "boundary",
+		       (void *)s);
 	switch (tag) {
 	case AG_TR_BARRIER:
 		ag_engine_barrier();
@@ -386,6 +434,7 @@ static uint64_t replay(void)
 	while (p < end && !bad) {
 		int tag = *p++;
 		now += get();
+		now_us = now;
 		thread_now = (size_t)get();
 		thread_max = thread_now > thread_max ? thread_now : thread_max;
 		if (bad)
@@ -465,9 +514,13 @@ static uint8_t *slurp(const char *path, size_t *len)
 
 int main(int argc, char **argv)
 {
+	dump = argc == 3 && strcmp(argv[1], "--dump") == 0;
+	if (dump)
+		argv++, argc--;
 	if (argc != 2 || argv[1][0] == '\0' || (argv[1][0] == '-' && argv[1][1])) {
-		fprintf(stderr, "usage: autograph analyze TRACE   (a file AUTOGRAPH_TRACE wrote; "
-				".gz is read through gzip; - is standard input)\n");
+		fprintf(stderr, "usage: autograph analyze [--dump] TRACE   (a file AUTOGRAPH_TRACE wrote; "
+				".gz is read through gzip; - is standard input; --dump prints every "
+				"operation and ordering call first)\n");
 		return 2;
 	}
 	size_t len = 0;

@@ -13,79 +13,31 @@
 #include "names.h"
 #include "stats.h"
 
-struct seq_line {
-	const struct ag_seq *seq;
-	const struct ag_stream *st;
-	uint64_t replayed;
-};
-
 struct seq_list {
-	struct seq_line *v;
+	struct ag_ledger_entry *v;
 	size_t n, cap;
 };
 
-static void collect(struct ag_stream *st, void *arg)
+static void collect(const struct ag_ledger_entry *e, void *arg)
 {
 	struct seq_list *l = arg;
-	for (const struct ag_seq *s = st->seqs; s; s = s->next) {
-		if (l->n == l->cap) {
-			l->cap = l->cap ? 2 * l->cap : 64;
-			l->v = realloc(l->v, l->cap * sizeof *l->v);
-			if (!l->v)
-				exit(1);
-		}
-		l->v[l->n++] = (struct seq_line){s, st, (uint64_t)s->replays * s->n};
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 64;
+		l->v = realloc(l->v, l->cap * sizeof *l->v);
+		if (!l->v)
+			exit(1);
 	}
+	l->v[l->n++] = *e;
 }
 
+/* Most operations replayed first; ties by id, so that the output is the same on every run. */
 static int by_replayed(const void *a, const void *b)
 {
-	const struct seq_line *x = a, *y = b;
-	if (x->replayed != y->replayed)
-		return x->replayed < y->replayed ? 1 : -1;
-	return x->seq->id < y->seq->id ? -1 : x->seq->id > y->seq->id;
-}
-
-static const char *fate(const struct ag_seq *s, const struct ag_stream *st)
-{
-	if (s->broken)
-		return "its graph could not be built";
-	if (s->slow)
-		return "set aside: not faster (or re-instantiated on most replays)";
-	if (st->observed < s->disabled_until)
-		return "set aside: changed on most runs or waited for the timer";
-	if (!s->replays)
-		return "never replayed: its runs did not repeat whole";
-	return "replayed";
-}
-
-/* The kernel that occurs most in the sequence, demangled, and how many distinct kernels. */
-static void kernels_of(const struct ag_seq *s, char *out, size_t len)
-{
-	const struct ag_kern *best = NULL;
-	unsigned best_n = 0, distinct = 0, others = 0;
-	for (uint32_t i = 0; i < s->n; i++) {
-		const struct ag_kern *k = s->ops[i].k;
-		if (s->ops[i].call.kind != AG_OP_KERNEL || !k) {
-			others++;
-			continue;
-		}
-		unsigned n = 0, first = 1;
-		for (uint32_t j = 0; j < s->n; j++) {
-			if (s->ops[j].k == k) {
-				n++;
-				if (j < i)
-					first = 0;
-			}
-		}
-		distinct += first;
-		if (n > best_n)
-			best = k, best_n = n;
-	}
-	char q[160];
-	const char *name = !best ? "-" : ag_name_qualified(best->name, q, sizeof q) ? q : best->name;
-	snprintf(out, len, "%u kernel%s, most often %s (%u)%s", distinct, distinct == 1 ? "" : "s",
-		 name, best_n, others ? ", and copies, sets, records or host functions" : "");
+	const struct ag_ledger_entry *x = a, *y = b;
+	uint64_t rx = (uint64_t)x->replays * x->n, ry = (uint64_t)y->replays * y->n;
+	if (rx != ry)
+		return rx < ry ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
 }
 
 static void fallback(const char *what, uint64_t n)
@@ -104,15 +56,19 @@ void ag_an_summary(const char *path, const struct ag_an_totals *t)
 	       (unsigned long long)t->boundaries, t->threads,
 	       t->threads == 1 ? "" : "s", (double)t->us / 1e6);
 	struct seq_list l = {0};
-	ag_stream_for_each(collect, &l);
+	unsigned long long dropped = ag_ledger_each(collect, &l);
 	qsort(l.v, l.n, sizeof *l.v, by_replayed);
 	for (size_t i = 0; i < l.n; i++) {
-		const struct ag_seq *s = l.v[i].seq;
-		char ks[256];
-		kernels_of(s, ks, sizeof ks);
-		printf("sequence %u: %u ops (%s), %u replays, %llu ops replayed: %s\n", s->id, s->n, ks,
-		       s->replays, (unsigned long long)l.v[i].replayed, fate(s, l.v[i].st));
+		const struct ag_ledger_entry *e = &l.v[i];
+		printf("sequence %u: %u ops (%s): %u kernel%s, most often %s (%u)%s; %u replays, %llu ops "
+		       "replayed, %u instantiations: %s\n",
+		       e->id, e->n, e->why ? e->why : "?", e->kernels, e->kernels == 1 ? "" : "s",
+		       e->kernel[0] ? e->kernel : "-", e->top_launches,
+		       e->others ? ", with copies, sets, records or host functions" : "", e->replays,
+		       (unsigned long long)e->replays * e->n, e->instantiations, e->fate);
 	}
+	if (dropped)
+		printf("(%llu more sequences that replayed least are not listed)\n", dropped);
 	free(l.v);
 	struct ag_stats_block sum;
 	ag_stats_sum(&sum);

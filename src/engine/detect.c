@@ -7,8 +7,11 @@
  *    seen AUTOGRAPH_WARMUP times becomes sequences (one whose shape repeats
  *    but whose arguments change becomes one too, to be replayed by updates);
  *  - periods: for loops with no boundary at all, the distance to the last
- *    occurrence of the same operation hash proposes a period, confirmed op by
- *    op; a long confirmed run becomes a sequence of whole periods.
+ *    occurrence of the same operation shape proposes a period, confirmed op by
+ *    op; a long confirmed run becomes a sequence of whole periods. Shapes, not
+ *    full hashes: real programs change some argument bytes every iteration
+ *    (a step counter, a struct's uninitialized padding), and a run whose
+ *    arguments differ is replayed with an update of the nodes that differ.
  * A sequence never spans a boundary or an operation that cannot be a graph
  * node, and is cut every AUTOGRAPH_MAX_OPS operations from its start so that
  * the pieces repeat. Hashes only propose: replay compares full operations.
@@ -143,12 +146,29 @@ static struct ag_lastpos *last_position(struct ag_stream *st, uint64_t t, uint64
 	return st->hist[t % AG_HIST].last = e;
 }
 
+/*
+ * The shape period P, or the smallest multiple of it (up to four) over which
+ * the full hashes repeat too: ping-pong buffers make two iterations one run
+ * whose replays all have the same arguments (one variant, no updates).
+ */
+static uint64_t exact_period(const struct ag_stream *st, uint64_t t, uint64_t P, uint64_t lo)
+{
+	for (uint64_t k = 1; k <= 4 && t + 1 >= lo + 2 * k * P; k++) {
+		uint64_t j = 0;
+		while (j < k * P && st->hist[(t - j) % AG_HIST].hash == st->hist[(t - j - k * P) % AG_HIST].hash)
+			j++;
+		if (j == k * P)
+			return k * P;
+	}
+	return P;
+}
+
 static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 {
 	uint64_t lo = st->seg_start > st->gap ? st->seg_start : st->gap;
 	if (st->period) {
 		uint64_t p = t - st->period;
-		if (p >= lo && st->hist[p % AG_HIST].hash == h) {
+		if (p >= lo && st->hist[p % AG_HIST].shape == h) {
 			st->run++;
 		} else {
 			st->period = 0;
@@ -167,6 +187,7 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 		commit = PERIOD_COMMIT;
 	if (!P || st->run < commit || st->run < P)
 		return;
+	P = exact_period(st, t, P, lo);
 	uint64_t max_ops = (uint64_t)ag_opt.num[AG_OPT_MAX_OPS];
 	uint64_t unit = P;
 	if (P < PERIOD_UNIT)
@@ -198,5 +219,5 @@ void ag_detect_commit(struct ag_stream *st)
 	st->seg_hash = ag_mix(st->seg_hash, op->hash);
 	st->seg_shape = ag_mix(st->seg_shape, op->shape);
 	st->observed = t + 1;
-	find_period(st, t, op->hash);
+	find_period(st, t, op->shape);
 }

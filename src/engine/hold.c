@@ -211,13 +211,20 @@ static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
 	return 1;
 }
 
-/* Hashes only propose: the call must equal the sequence's first operation field by field. */
+/*
+ * Hashes only propose: the call must equal the sequence's first operation
+ * field by field. Its argument values may differ, as any later operation's
+ * may (the node is updated), unless AUTOGRAPH_UPDATE is off: a loop whose
+ * first launch passes the step number would otherwise never start.
+ */
 static int startable(const struct ag_stream *st, const struct ag_seq *seq, const struct ag_op *op,
 		     const struct ag_call *c)
 {
 	const struct ag_op *e = &seq->ops[0];
-	return ag_policy_allows(st, seq) && e->hash == op->hash && e->argbytes == op->argbytes &&
-	       ag_op_same_shape(e, c) && (!op->argbytes || memcmp(e->args, op->args, op->argbytes) == 0);
+	if (!ag_policy_allows(st, seq) || e->shape != op->shape || e->argbytes != op->argbytes ||
+	    !ag_op_same_shape(e, c))
+		return 0;
+	return !op->argbytes || ag_opt.num[AG_OPT_UPDATE] || memcmp(e->args, op->args, op->argbytes) == 0;
 }
 
 /* Finds the kernel's entry and counts the launch against it. */
@@ -234,15 +241,26 @@ static int try_start(struct ag_stream *st, const struct ag_op *op, const struct 
 {
 	if (!op->nodeable || !__atomic_load_n(&ag_watchdog_running, __ATOMIC_RELAXED))
 		return 0;
-	struct ag_seq *seq = ag_seq_first(st, op->hash);
-	while (seq && !startable(st, seq, op, c))
+	struct ag_seq *seq = ag_seq_first(st, op->shape);
+	struct ag_seq *same = NULL; /* one whose first arguments are the call's too: preferred */
+	for (struct ag_seq *s = seq; s && !same; s = s->same_first)
+		if (s->ops[0].hash == op->hash && startable(st, s, op, c) &&
+		    (!op->argbytes || memcmp(s->ops[0].args, op->args, op->argbytes) == 0))
+			same = s;
+	while (!same && seq && !startable(st, seq, op, c))
 		seq = seq->same_first;
+	if (same)
+		seq = same;
 	if (!seq)
 		return 0;
 	ag_detect_epoch(st, op->epoch);
 	hold_begin(st, seq);
-	st->held[st->held_n++] = seq->ops[0].args;
-	st->run_hash = ag_mix(0, seq->ops[0].hash);
+	int dirty = op->argbytes && memcmp(seq->ops[0].args, op->args, op->argbytes) != 0;
+	st->held[st->held_n] = dirty ? op->args : seq->ops[0].args;
+	st->dirty[st->held_n] = (uint8_t)dirty;
+	st->ndirty = (uint32_t)dirty;
+	st->held_n++;
+	st->run_hash = ag_mix(0, op->hash);
 	*rc = st->held_n == seq->n ? complete(st) : CUDA_SUCCESS;
 	return 1;
 }

@@ -95,6 +95,7 @@ struct ag_seq {
 	uint32_t timeouts;               /* policy.c: holds the timer had to flush */
 	uint64_t disabled_until;
 	uint32_t backoff;
+	const char *why;     /* how detect.c found it (a static string) */
 	uint8_t broken;      /* its graph could not be built: never tried again */
 	uint8_t slow;        /* its graph was not faster than eager submission */
 	uint64_t last_used;
@@ -283,6 +284,20 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 struct ag_seq *ag_seq_first(struct ag_stream *st, uint64_t hash);
 void ag_seq_forget_all(struct ag_stream *st);
 void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi);
+
+/* ledger.c: what became of each learned sequence, kept after it is freed */
+struct ag_ledger_entry {
+	unsigned id;
+	uint32_t n, replays, instantiations;
+	uint32_t kernels, others, top_launches; /* distinct kernels; other operations; launches of kernel */
+	const char *why;  /* how it was learned */
+	const char *fate; /* what became of it */
+	char kernel[160]; /* the kernel it launches most, demangled */
+};
+void ag_ledger_describe(const struct ag_stream *st, const struct ag_seq *s, struct ag_ledger_entry *e);
+void ag_ledger_retire(const struct ag_stream *st, const struct ag_seq *s);
+/* Every sequence, freed ones first; returns how many freed ones gave way to others. */
+unsigned long long ag_ledger_each(void (*fn)(const struct ag_ledger_entry *, void *), void *arg);
 
 /* graph.c */
 int ag_graph_build(struct ag_seq *seq, CUcontext ctx);

@@ -26,7 +26,7 @@ struct ag_seq *ag_seq_first(struct ag_stream *st, uint64_t hash)
 /* Newest first, as the one most likely to match what the program does now. */
 static void index_first(struct ag_stream *st, struct ag_seq *seq)
 {
-	seq->first_hash = seq->ops[0].hash;
+	seq->first_hash = seq->ops[0].shape;
 	unsigned hv = ag_key_hash(seq->first_hash);
 	seq->same_first = ag_seq_first(st, seq->first_hash);
 	if (seq->same_first)
@@ -85,6 +85,7 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 	}
 	seq->n = n;
 	seq->hash = hash;
+	seq->why = why;
 	seq->id = __atomic_add_fetch(&next_seq_id, 1, __ATOMIC_RELAXED);
 	ag_policy_learned(st, seq);
 	ag_stats_add(AG_S_SEQUENCES, 1);
@@ -107,8 +108,9 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 	index_first(st, seq);
 }
 
-static void free_seq(struct ag_seq *s)
+static void free_seq(const struct ag_stream *st, struct ag_seq *s)
 {
+	ag_ledger_retire(st, s);
 	ag_graph_destroy(s);
 	free(s->ops);
 	free(s->blob);
@@ -120,7 +122,7 @@ void ag_seq_forget_all(struct ag_stream *st)
 {
 	for (struct ag_seq *s = st->seqs, *next; s; s = next) {
 		next = s->next;
-		free_seq(s);
+		free_seq(st, s);
 	}
 	HASH_CLEAR(by_first, st->by_first);
 	st->seqs = NULL;
@@ -156,7 +158,7 @@ void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi)
 			continue;
 		}
 		*p = s->next;
-		free_seq(s);
+		free_seq(st, s);
 		dropped = 1;
 	}
 	if (!dropped)
