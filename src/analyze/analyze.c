@@ -250,6 +250,37 @@ static void dump_op(const struct ag_call *c)
 	printf("\n");
 }
 
+/* A launch's configuration, attributes and packed arguments, into c. */
+static void read_kernel(struct ag_call *c)
+{
+	static void *params[0x10000];
+	static uint8_t args[0x10000];
+	static CUlaunchAttribute attrs[64];
+	uint64_t ki = get();
+	const struct kernel_entry *k = ki && ki - 1 < nkernels ? kernels[ki - 1] : NULL;
+	c->u.kern.f = (CUfunction)(k ? k->k.handle : 0);
+	for (int i = 0; i < 3; i++)
+		c->u.kern.grid[i] = (unsigned)get();
+	for (int i = 0; i < 3; i++)
+		c->u.kern.block[i] = (unsigned)get();
+	c->u.kern.shmem = (unsigned)get();
+	uint64_t na = get();
+	const uint8_t *a = get_bytes(na * sizeof(CUlaunchAttribute));
+	if (a && na <= 64) {
+		memcpy(attrs, a, na * sizeof *attrs);
+		c->u.kern.attrs = attrs;
+		c->u.kern.nattrs = (unsigned)na;
+	}
+	uint64_t len = get();
+	const uint8_t *b = get_bytes(len);
+	if (b && len && len <= sizeof args && k) {
+		memcpy(args, b, len);
+		for (uint32_t i = 0; i < k->k.nparams; i++)
+			params[i] = args + k->k.offset[i];
+		c->u.kern.params = params;
+	}
+}
+
 static void replay_op(void)
 {
 	struct ag_call c = {0};
@@ -258,37 +289,11 @@ static void replay_op(void)
 	c.per_thread = (unsigned char)get();
 	c.stream = stream_handle(get());
 	op_status = (CUresult)get();
-	static void *params[0x10000];
-	static uint8_t args[0x10000];
-	static CUlaunchAttribute attrs[64];
 	switch (c.kind) {
-	case AG_OP_KERNEL: {
-		uint64_t ki = get();
-		const struct kernel_entry *k = ki && ki - 1 < nkernels ? kernels[ki - 1] : NULL;
-		c.u.kern.f = (CUfunction)(k ? k->k.handle : 0);
-		for (int i = 0; i < 3; i++)
-			c.u.kern.grid[i] = (unsigned)get();
-		for (int i = 0; i < 3; i++)
-			c.u.kern.block[i] = (unsigned)get();
-		c.u.kern.shmem = (unsigned)get();
-		uint64_t na = get();
-		const uint8_t *a = get_bytes(na * sizeof(CUlaunchAttribute));
-		if (a && na <= 64) {
-			memcpy(attrs, a, na * sizeof *attrs);
-			c.u.kern.attrs = attrs;
-			c.u.kern.nattrs = (unsigned)na;
-		}
-		uint64_t len = get();
-		const uint8_t *b = get_bytes(len);
-		if (b && len && len <= sizeof args && k) {
-			memcpy(args, b, len);
-			for (uint32_t i = 0; i < k->k.nparams; i++)
-				params[i] = args + k->k.offset[i];
-			c.u.kern.params = params;
-		}
+	case AG_OP_KERNEL:
+		read_kernel(&c);
 		seen.kernels++;
 		break;
-	}
 	case AG_OP_MEMSET:
 		c.u.set.dst = get();
 		c.u.set.pitch = get();
