@@ -46,7 +46,7 @@ void ag_detect_reset(struct ag_stream *st)
  * sequence is still being matched on the CPU.
  */
 static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, uint64_t lead,
-		      const char *why)
+		      const char *why, int on_shape)
 {
 	if (st->observed - start >= AG_HIST || start < st->gap)
 		return;
@@ -68,7 +68,7 @@ static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, uint64
 		if (!cut)
 			continue;
 		if (i - piece >= min_ops)
-			ag_seq_learn(st, piece, (uint32_t)(i - piece), why);
+			ag_seq_learn(st, piece, (uint32_t)(i - piece), why, on_shape);
 		piece = op && (!op->nodeable || op->failed || !ag_arena_alive(st, op)) ? i + 1 : i;
 	}
 }
@@ -106,9 +106,9 @@ static void end_segment(struct ag_stream *st)
 	struct ag_segment *shape = segment(&st->counts_shape, st->seg_shape);
 	uint64_t lead = len >= LEAD_MIN ? len / 4 : 0;
 	if (exact->count == warmup)
-		make_seqs(st, st->seg_start, len, lead, "repeating segment");
+		make_seqs(st, st->seg_start, len, lead, "repeating segment", 0);
 	else if (exact->count == 1 && shape->count == warmup + 1 && ag_opt.num[AG_OPT_UPDATE])
-		make_seqs(st, st->seg_start, len, lead, "segment with changing arguments");
+		make_seqs(st, st->seg_start, len, lead, "segment with changing arguments", 1);
 }
 
 /*
@@ -147,9 +147,9 @@ static struct ag_lastpos *last_position(struct ag_stream *st, uint64_t t, uint64
 }
 
 /*
- * The shape period P, or the smallest multiple of it (up to four) over which
- * the full hashes repeat too: ping-pong buffers make two iterations one run
- * whose replays all have the same arguments (one variant, no updates).
+ * The smallest multiple of the shape period P (up to four) over which the
+ * full hashes repeat too: ping-pong buffers make two iterations one run whose
+ * replays all have the same arguments (one variant, no updates). 0 if none.
  */
 static uint64_t exact_period(const struct ag_stream *st, uint64_t t, uint64_t P, uint64_t lo)
 {
@@ -160,7 +160,36 @@ static uint64_t exact_period(const struct ag_stream *st, uint64_t t, uint64_t P,
 		if (j == k * P)
 			return k * P;
 	}
-	return P;
+	return 0;
+}
+
+static int by_shape(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * How far back from the period's last P operations a sequence should start so
+ * that its first operation's shape occurs once per period: a hold starts on
+ * the first operation's shape, and one that recurs inside the period (CuPy's
+ * 50 identical elementwise launches per step) would start holds mid-step that
+ * diverge at the step's one reduction. 0 if every shape recurs.
+ */
+static uint64_t unique_start(const struct ag_stream *st, uint64_t t, uint64_t P)
+{
+	static __thread uint64_t sorted[AG_PERIOD_MAX];
+	uint64_t first = t + 1 - P;
+	for (uint64_t i = 0; i < P; i++)
+		sorted[i] = st->hist[(first + i) % AG_HIST].shape;
+	qsort(sorted, P, sizeof *sorted, by_shape);
+	for (uint64_t i = 0; i < P; i++) {
+		uint64_t s = st->hist[(first + i) % AG_HIST].shape;
+		const uint64_t *at = bsearch(&s, sorted, P, sizeof *sorted, by_shape);
+		if ((at == sorted || at[-1] != s) && (at + 1 == sorted + P || at[1] != s))
+			return i ? P - i : 0;
+	}
+	return 0;
 }
 
 static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
@@ -187,14 +216,22 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 		commit = PERIOD_COMMIT;
 	if (!P || st->run < commit || st->run < P)
 		return;
-	P = exact_period(st, t, P, lo);
+	uint64_t back = unique_start(st, t, P);
+	if (st->run < back + P)
+		return; /* the run must reach back to the period's unique operation */
+	uint64_t exact = exact_period(st, t, P, lo);
+	int on_shape = !exact; /* its runs' first arguments differ: holds start on the shape */
+	P = exact ? exact : P;
 	uint64_t max_ops = (uint64_t)ag_opt.num[AG_OPT_MAX_OPS];
 	uint64_t unit = P;
 	if (P < PERIOD_UNIT)
 		unit = P * ((PERIOD_UNIT < max_ops ? PERIOD_UNIT : max_ops) / P);
 	if (unit < P)
 		unit = P;
-	make_seqs(st, t + 1 - unit, unit, 0, "repeating loop");
+	if (t + 1 < lo + unit + back)
+		back = 0;
+	make_seqs(st, t + 1 - unit - back, unit, 0, on_shape ? "loop with changing arguments" : "repeating loop",
+		  on_shape);
 	st->period = 0;
 	st->run = 0;
 }

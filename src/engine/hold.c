@@ -214,8 +214,10 @@ static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
 /*
  * Hashes only propose: the call must equal the sequence's first operation
  * field by field. Its argument values may differ, as any later operation's
- * may (the node is updated), unless AUTOGRAPH_UPDATE is off: a loop whose
- * first launch passes the step number would otherwise never start.
+ * may (the node is updated), where detection saw them differ between runs
+ * (a loop whose first launch passes the step number would otherwise never
+ * start) and AUTOGRAPH_UPDATE is on. Elsewhere they must be equal: a shape
+ * that recurs inside a step would start holds that diverge.
  */
 static int startable(const struct ag_stream *st, const struct ag_seq *seq, const struct ag_op *op,
 		     const struct ag_call *c)
@@ -224,7 +226,8 @@ static int startable(const struct ag_stream *st, const struct ag_seq *seq, const
 	if (!ag_policy_allows(st, seq) || e->shape != op->shape || e->argbytes != op->argbytes ||
 	    !ag_op_same_shape(e, c))
 		return 0;
-	return !op->argbytes || ag_opt.num[AG_OPT_UPDATE] || memcmp(e->args, op->args, op->argbytes) == 0;
+	return !op->argbytes || (seq->on_shape && ag_opt.num[AG_OPT_UPDATE]) ||
+	       memcmp(e->args, op->args, op->argbytes) == 0;
 }
 
 /* Finds the kernel's entry and counts the launch against it. */

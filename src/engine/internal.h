@@ -96,6 +96,7 @@ struct ag_seq {
 	uint64_t disabled_until;
 	uint32_t backoff;
 	const char *why;     /* how detect.c found it (a static string) */
+	uint8_t on_shape;    /* a hold may start where only the first operation's shape matches */
 	uint8_t broken;      /* its graph could not be built: never tried again */
 	uint8_t slow;        /* its graph was not faster than eager submission */
 	uint64_t last_used;
@@ -279,7 +280,8 @@ void ag_detect_epoch(struct ag_stream *st, uint64_t epoch);
 void ag_detect_reset(struct ag_stream *st);
 
 /* seq.c */
-void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *why);
+/* on_shape: its runs' first operations differ in arguments, so a hold starts on the shape. */
+void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *why, int on_shape);
 /* The newest sequence whose first operation has this hash; older ones follow same_first. */
 struct ag_seq *ag_seq_first(struct ag_stream *st, uint64_t hash);
 void ag_seq_forget_all(struct ag_stream *st);

@@ -43,7 +43,7 @@ static struct ag_seq *find_seq(struct ag_stream *st, uint64_t hash, unsigned *co
 	return NULL;
 }
 
-void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *why)
+void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *why, int on_shape)
 {
 	uint64_t hash = 0;
 	size_t blob = 0;
@@ -86,6 +86,7 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 	seq->n = n;
 	seq->hash = hash;
 	seq->why = why;
+	seq->on_shape = (uint8_t)on_shape;
 	seq->id = __atomic_add_fetch(&next_seq_id, 1, __ATOMIC_RELAXED);
 	ag_policy_learned(st, seq);
 	ag_stats_add(AG_S_SEQUENCES, 1);
