@@ -96,3 +96,27 @@ traced() {
     assert_success
     [[ "$stderr" == *"cannot create the file"* ]] || fail "stderr: $stderr"
 }
+
+@test "analyze: the committed real-program traces are graphed at least as far as tests/traces/floors.txt says" {
+    local checked=0
+    while read -r name floor _; do
+        case "$name" in '#'* | '') continue ;; esac
+        run "$AN" "$ROOT/tests/traces/$name.agt.gz"
+        assert_success
+        line="${lines[-1]}"
+        [[ "$line" =~ ^graphed:\ ([0-9]+)\ of\ ([0-9]+)\ operations\ \(([0-9]+)\.[0-9]%\)$ ]] ||
+            fail "$name: last line is not the graphed line: $line"
+        [ "${BASH_REMATCH[2]}" -gt 0 ] || fail "$name: the trace has no operations"
+        [ "${BASH_REMATCH[3]}" -ge "$floor" ] || fail "$name: $line, below its floor of $floor%"
+        checked=$((checked + 1))
+    done <"$ROOT/tests/traces/floors.txt"
+    [ "$checked" -ge 11 ] || fail "only $checked traces checked"
+}
+
+@test "analyze: a committed trace gives the same lines on every run" {
+    run "$AN" "$ROOT/tests/traces/torch_resnet.agt.gz"
+    first="$output"
+    run "$AN" "$ROOT/tests/traces/torch_resnet.agt.gz"
+    assert_equal "$output" "$first"
+    assert_line --regexp '^sequence [0-9]+: [0-9]+ ops \(.*\): .*replayed'
+}
