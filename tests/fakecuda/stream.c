@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct ag_fake_capture {
     struct ag_fake_graph *graph;
@@ -287,6 +288,65 @@ CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *
     AG_FAKE_BODY(add_callback(hStream, 0, callback, userData, flags))
 CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
     AG_FAKE_BODY(add_callback(hStream, 1, callback, userData, flags))
+
+/* ---- stream memory operations ----------------------------------------------------- */
+
+/* cuStreamWaitValue32: the stream waits until the 32-bit word at addr (device memory or
+ * page-locked host memory; both are host addresses here) meets the condition, as a GPU's
+ * front end polls it. Queued as a host node of the stand-in's own that polls the word:
+ * in asynchronous mode the stream's worker polls without the global lock, so the program
+ * (or another stream's work) can write the word; in synchronous mode the submitting
+ * thread polls, so only another thread can open it. No CUDA call is made while polling. */
+struct wait_value {
+    const volatile uint32_t *addr;
+    uint32_t value;
+    unsigned op;
+};
+
+static int wait_value_met(const struct wait_value *w)
+{
+    uint32_t v = __atomic_load_n(w->addr, __ATOMIC_ACQUIRE);
+    switch (w->op) {
+    case CU_STREAM_WAIT_VALUE_GEQ: return (int32_t)(v - w->value) >= 0;
+    case CU_STREAM_WAIT_VALUE_EQ: return v == w->value;
+    case CU_STREAM_WAIT_VALUE_AND: return (v & w->value) != 0;
+    default: return ~(v | w->value) != 0;
+    }
+}
+
+static void CUDA_CB wait_value_run(void *arg)
+{
+    const struct wait_value *w = arg;
+    while (!wait_value_met(w))
+        nanosleep(&(struct timespec){0, 20000}, NULL);
+}
+
+static CUresult wait_value32(CUstream h, int ptsz, CUdeviceptr addr, cuuint32_t value, unsigned flags)
+{
+    struct ag_fake_stream *s;
+    CUresult rc = ag_fake_stream(h, ptsz, &s);
+    if (rc)
+        return rc;
+    ag_fake_trace_field("stream=%s value=%u flags=%u", ag_fake_stream_label(s), (unsigned)value, flags);
+    if ((flags & ~3u) || (addr & 3) || !ag_fake_mapped((uintptr_t)addr, sizeof(uint32_t)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s->cap) /* a wait node in a capture: not modelled by the stand-in */
+        return CUDA_ERROR_NOT_SUPPORTED;
+    struct ag_fake_ctx *c = stream_ctx_of(s);
+    struct wait_value *w = malloc(sizeof *w);
+    if (!c || !w) {
+        free(w);
+        return c ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_CONTEXT;
+    }
+    *w = (struct wait_value){(const volatile uint32_t *)(uintptr_t)addr, value, flags & 3u};
+    struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_HOST, .host = {wait_value_run, w}};
+    return ag_fake_submit(s, c, &proto, 1, 0, w);
+}
+
+CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+    AG_FAKE_BODY(wait_value32(stream, 0, addr, value, flags))
+CUresult cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+    AG_FAKE_BODY(wait_value32(stream, 1, addr, value, flags))
 
 /* ---- events -------------------------------------------------------------------------- */
 
