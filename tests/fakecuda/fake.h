@@ -118,6 +118,8 @@ CUresult ag_fake_pack_args(const struct ag_fake_kdef *k, void **params, void **e
 /* ---- memory (memory.c) ------------------------------------------------------------ */
 /* The context that allocated the device memory p points into, or NULL. */
 const struct ag_fake_ctx *ag_fake_device_memory_ctx(CUdeviceptr p);
+/* Device memory not allocated (of the stand-in's 80 GiB). */
+size_t ag_fake_device_free(void);
 /* 1 when [p, p + n) lies in device memory or page-locked host memory (what a stream
  * memory operation may name). */
 int ag_fake_mapped(uintptr_t p, size_t n);

@@ -36,6 +36,11 @@ static struct range *find(uintptr_t p)
     return NULL;
 }
 
+size_t ag_fake_device_free(void)
+{
+    return TOTAL_MEM - device_bytes;
+}
+
 int ag_fake_mapped(uintptr_t p, size_t n)
 {
     const struct range *r = find(p);

@@ -598,6 +598,28 @@ static CUresult launch_ctx(const struct launch *l, struct ag_fake_ctx **out)
     return rc;
 }
 
+/*
+ * A test seam for a launch that fails at the call for a reason that is not in the
+ * launch itself: with AG_FAKE_LAUNCH_NEEDS=BYTES, a kernel launch into a stream fails
+ * with CUDA_ERROR_OUT_OF_MEMORY (not sticky) while less device memory than that is free,
+ * as a real launch does when the driver must grow the context's local-memory reserve
+ * and cannot. Graph launches are not affected: their kernels' resources are reserved
+ * when the graph is instantiated.
+ */
+static CUresult launch_memory(void)
+{
+    static long long needs = -1;
+    if (needs < 0) {
+        const char *v = getenv("AG_FAKE_LAUNCH_NEEDS");
+        needs = v && *v ? atoll(v) : 0;
+    }
+    if (needs > 0 && ag_fake_device_free() < (unsigned long long)needs) {
+        ag_fake_trace_field("launch-needs=%lld", needs);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return CUDA_SUCCESS;
+}
+
 static CUresult launch(const struct launch *l)
 {
     const struct ag_fake_kdef *k;
@@ -638,6 +660,8 @@ static CUresult launch(const struct launch *l)
     rc = ag_fake_pack_args(k, l->params, l->extra, nodes[0].args);
     if (rc == CUDA_SUCCESS)
         rc = ag_fake_launch_check(s, c, k, nodes[0].args);
+    if (rc == CUDA_SUCCESS && !s->cap)
+        rc = launch_memory();
     if (rc == CUDA_SUCCESS)
         rc = attr_events(l, nodes, &n);
     if (rc)

@@ -23,6 +23,9 @@
  *                 sequence: it reads device memory at the call (15.3)
  *   hostfn-launch a host function that launches on a stream the host is holding work on,
  *                 and on a plain one: CUDA_ERROR_NOT_PERMITTED (15.1)
+ *   deferred-error  a held launch's submission fails (too little free memory, the
+ *                 stand-in's AG_FAKE_LAUNCH_NEEDS): the stream's sync reports it, an
+ *                 unrelated event query does not (item 2)
  * Every call is checked: a failure prints the call and error and exits 2, except where
  * the return code is what is observed (it is printed). */
 #define _GNU_SOURCE
@@ -480,12 +483,55 @@ static void hostfn_launch(void)
     }
 }
 
+/* Item 2 of issue 8 (invariant 5): a launch that fails at the call because too little
+ * device memory is free (the stand-in's AG_FAKE_LAUNCH_NEEDS seam) while the library
+ * holds it. Eagerly the error is the launch's; held, it is met when the held work is
+ * submitted, and belongs to the stream's next synchronizing call, not to a query of
+ * another stream's event. Prints, per iteration, the first error among the stream's
+ * calls (launches to synchronize) and what the query of the unrelated event returned. */
+static void deferred_error(void)
+{
+    CUstream t;
+    CUevent e;
+    CUdeviceptr d, big = 0;
+    CHECK(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuMemAlloc(&d, N * 4));
+    CHECK(cuEventRecord(e, t));
+    CHECK(cuStreamSynchronize(t));
+    int n = N;
+    for (int it = 0; it < 12; it++) {
+        if (it == 8)
+            CHECK(cuMemAlloc(&big, 4 << 20)); /* launches fail from here (with the seam) */
+        if (it == 9)
+            CHECK(cuMemFree(big));
+        float one = 1.0f, two = 2.0f;
+        CUresult first = cuLaunchKernel(f_fill, 4, 1, 1, 64, 1, 1, 0, s, (void *[]){&d, &one, &n}, NULL);
+        CUresult rc = cuLaunchKernel(f_scale, 4, 1, 1, 64, 1, 1, 0, s, (void *[]){&d, &two, &n}, NULL);
+        first = first ? first : rc;
+        CUresult q = CUDA_ERROR_UNKNOWN;
+        if (it == 8) /* the held launches' error must not come back here */
+            q = cuEventQuery(e);
+        else
+            rc = cuLaunchKernel(f_scale, 4, 1, 1, 64, 1, 1, 0, s, (void *[]){&d, &two, &n}, NULL);
+        first = first ? first : rc;
+        rc = cuStreamSynchronize(s);
+        first = first ? first : rc;
+        if (it != 8)
+            q = cuEventQuery(e);
+        printf("deferred-error: it=%d stream=%s query=%s sum=%.0f\n", it, err(first), err(q), sum(d));
+    }
+    CHECK(cuEventDestroy(e));
+    CHECK(cuStreamDestroy(t));
+}
+
 int main(int argc, char **argv)
 {
     const char *ptx = getenv("AG_KERNELS_PTX");
     if (argc < 2 || !ptx) {
         fprintf(stderr, "usage: %s unpinned|freed|null-args|attr-event|exit-signal|"
-                        "stream-churn N|module-churn N|ipc-event|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
+                        "stream-churn N|module-churn N|ipc-event|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|"
+                        "deferred-error   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
         return 2;
     }
     image = read_file(ptx);
@@ -526,6 +572,8 @@ int main(int argc, char **argv)
         unknown_fns();
     else if (!strcmp(p, "hostfn-launch"))
         hostfn_launch();
+    else if (!strcmp(p, "deferred-error"))
+        deferred_error();
     else
         return 2;
     return 0;
