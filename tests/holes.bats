@@ -183,3 +183,17 @@ st() { json_stat "$T/s.json" "$1"; }
     after="$(grep -A1 '^cuLaunchKernel .* rc=2$' "$T/trace" | tail -1 | cut -d' ' -f1)"
     assert_equal "failed launches=$failed, then $after" "failed launches=2, then cuEventQuery"
 }
+
+@test "item 3: after a primary-context reset or last release a new blocking stream with a dead one's handle is ordered after the legacy stream" {
+    local mode
+    for mode in reused-stream reused-stream-release; do
+        same "$mode"
+        # Both runs: the stand-in gave the new stream the handle of the dead non-blocking one.
+        [[ "$plain_stderr" == *"reused=yes"* && "$stderr" == *"reused=yes"* ]] || fail "no handle reuse: $stderr"
+        grep -q '^cuStreamCreate reused=1 ' "$T/trace" || fail "the trace shows no reused handle"
+        assert_line "reused-stream: it=11 sum=1024"
+        # The legacy stream's held launches were submitted before each launch on the new stream.
+        (( $(st fallback_barrier) >= 8 )) || fail "$mode: fallback_barrier=$(st fallback_barrier): nothing held was ordered"
+        rm -f "$T/trace"
+    done
+}

@@ -13,7 +13,8 @@
 
 /* Handle objects start with a magic tag so that a bad or destroyed handle is reported as
  * CUDA_ERROR_INVALID_HANDLE instead of crashing. Destroyed objects are never freed, only
- * re-tagged AG_FAKE_DEAD, so that use-after-destroy stays detectable in tests. */
+ * re-tagged AG_FAKE_DEAD, so that use-after-destroy stays detectable in tests; only a
+ * destroyed stream's record is given to a later stream, as a driver reuses handles. */
 enum ag_fake_magic {
     AG_FAKE_DEAD = 0x64656164,
     AG_FAKE_CTX = 0x63747821,
@@ -165,6 +166,9 @@ struct ag_fake_event {
     size_t ndeps;
 };
 CUresult ag_fake_stream(CUstream h, int per_thread_default, struct ag_fake_stream **out);
+/* Context c is destroyed (a primary one reset or released for the last time): its
+ * streams die with it, and their handles may be given to new streams. */
+void ag_fake_ctx_streams_gone(const struct ag_fake_ctx *c);
 const char *ag_fake_stream_label(const struct ag_fake_stream *s);
 CUresult ag_fake_event(CUevent h, struct ag_fake_event **out);
 /* Synchronous APIs call this: fails (and invalidates captures) when capture rules forbid. */

@@ -455,6 +455,17 @@ static void test_streams_events(void)
     OK(cuStreamDestroy(s));
     RC(CUDA_ERROR_INVALID_HANDLE, cuStreamSynchronize(s));
     OK(cuStreamDestroy(sp));
+    /* Handles are reused, as the driver does: a drained stream's record goes to the next
+     * stream (at once in synchronous mode; in asynchronous mode once its worker ended). */
+    CUstream r;
+    OK(cuStreamCreate(&r, 0));
+    const char *async = getenv("AG_FAKE_ASYNC");
+    if (!async || strcmp(async, "1") != 0)
+        EXPECT(r == s || r == sp);
+    OK(cuStreamGetFlags(r, &flags));
+    EXPECT(flags == 0);
+    OK(cuStreamQuery(r));
+    OK(cuStreamDestroy(r));
 }
 
 static void test_graphs(void)

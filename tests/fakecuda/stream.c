@@ -131,6 +131,67 @@ static CUresult join(struct ag_fake_capture *c, struct ag_fake_stream *s)
 
 /* ---- streams ----------------------------------------------------------------------- */
 
+/* Created streams that are alive, and destroyed ones whose record a new stream may take:
+ * a driver reuses stream handles, so a program (or a library) must not take a new stream
+ * for a destroyed one that had the same handle. A record is reused only once its queue
+ * drained and its worker ended; its operation counters keep counting, so events and
+ * waits that name its old operations stay complete. */
+static struct ag_fake_stream **live, **dead;
+static size_t nlive, caplive, ndead, capdead;
+
+static int push_stream(struct ag_fake_stream ***v, size_t *n, size_t *cap, struct ag_fake_stream *s)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        struct ag_fake_stream **p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return 0;
+        *v = p, *cap = c;
+    }
+    (*v)[(*n)++] = s;
+    return 1;
+}
+
+static struct ag_fake_stream *reusable(void)
+{
+    for (size_t i = 0; i < ndead; i++) {
+        struct ag_fake_stream *s = dead[i];
+        if (!s->worker && !s->listed && !s->head) {
+            dead[i] = dead[--ndead];
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* A stream goes: destroyed, or its context did. Its record stays tagged dead until a
+ * new stream takes it (a destroyed record that cannot be kept is leaked, as before). */
+static void stream_gone(struct ag_fake_stream *s)
+{
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == s) {
+            live[i] = live[--nlive];
+            break;
+        }
+    if (s->cap)
+        invalidate(s->cap);
+    s->magic = AG_FAKE_DEAD;
+    ag_fake_stream_retire(s);
+    push_stream(&dead, &ndead, &capdead, s);
+}
+
+/* The context's queues were drained: its workers end now, so that the next streams get
+ * these handles in asynchronous mode too, as they would in a driver. */
+void ag_fake_ctx_streams_gone(const struct ag_fake_ctx *c)
+{
+    for (size_t i = nlive; i-- > 0;)
+        if (i < nlive && live[i]->ctx == c)
+            stream_gone(live[i]);
+    for (size_t i = 0; i < ndead; i++)
+        while (dead[i]->ctx == c && dead[i]->worker && !dead[i]->head)
+            ag_fake_wait();
+}
+
 static CUresult stream_create(CUstream *out, unsigned flags, int priority)
 {
     struct ag_fake_ctx *c;
@@ -139,11 +200,25 @@ static CUresult stream_create(CUstream *out, unsigned flags, int priority)
         return rc;
     if (!out || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
-    struct ag_fake_stream *s = calloc(1, sizeof *s);
-    if (!s)
+    struct ag_fake_stream *s = reusable();
+    struct ag_fake_stream old = {0};
+    if (s)
+        old = *s;
+    else if (!(s = calloc(1, sizeof *s)))
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!push_stream(&live, &nlive, &caplive, s)) {
+        if (old.magic)
+            push_stream(&dead, &ndead, &capdead, s);
+        else
+            free(s);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     *s = (struct ag_fake_stream){.magic = AG_FAKE_STREAM, .index = next_stream_index++, .flags = flags,
-                                 .priority = priority < -5 ? -5 : priority > 0 ? 0 : priority, .ctx = c};
+                                 .priority = priority < -5 ? -5 : priority > 0 ? 0 : priority, .ctx = c,
+                                 .deps = old.deps, .capdeps = old.capdeps,
+                                 .submitted = old.submitted, .completed = old.completed};
+    if (old.magic)
+        ag_fake_trace_field("reused=1");
     ag_fake_trace_field("stream=%s", ag_fake_stream_label(s));
     *out = (CUstream)s;
     return CUDA_SUCCESS;
@@ -159,10 +234,7 @@ static CUresult stream_destroy(CUstream h)
     if (!s || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD || s->magic != AG_FAKE_STREAM)
         return CUDA_ERROR_INVALID_HANDLE;
     ag_fake_trace_field("stream=%s", ag_fake_stream_label(s));
-    if (s->cap)
-        invalidate(s->cap);
-    s->magic = AG_FAKE_DEAD;
-    ag_fake_stream_retire(s);
+    stream_gone(s);
     return CUDA_SUCCESS;
 }
 

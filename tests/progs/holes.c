@@ -26,6 +26,9 @@
  *   deferred-error  a held launch's submission fails (too little free memory, the
  *                 stand-in's AG_FAKE_LAUNCH_NEEDS): the stream's sync reports it, an
  *                 unrelated event query does not (item 2)
+ *   reused-stream a primary-context reset, then a blocking stream given the handle of a
+ *                 dead non-blocking one: ordered after legacy-stream work (item 3);
+ *                 reused-stream-release: the same after the last primary-context release
  * Every call is checked: a failure prints the call and error and exits 2, except where
  * the return code is what is observed (it is printed). */
 #define _GNU_SOURCE
@@ -525,13 +528,64 @@ static void deferred_error(void)
     CHECK(cuStreamDestroy(t));
 }
 
+/* Item 3 of issue 8: a primary-context reset destroys the context's streams, and the
+ * driver may give a dead stream's handle to a new stream (the stand-in does). Stream s,
+ * non-blocking, worked before the reset; the new stream is blocking, so work on it
+ * waits for the legacy stream's earlier work, which the library may be holding. Prints
+ * whether the handle was reused on stderr (a GPU need not reuse it). */
+static void launch_on(CUfunction f, CUstream st, void **params)
+{
+    CHECK(cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, st, params, NULL));
+}
+
+static void reused_stream(int release)
+{
+    CUdevice dev;
+    CUdeviceptr d, y;
+    CUstream fresh;
+    int n = N;
+    float one = 1.0f, two = 2.0f;
+    CHECK(cuCtxGetDevice(&dev));
+    CHECK(cuMemAlloc(&d, N * 4));
+    for (int it = 0; it < 3; it++) {
+        launch_on(f_fill, s, (void *[]){&d, &one, &n});
+        launch_on(f_scale, s, (void *[]){&d, &two, &n});
+        CHECK(cuStreamSynchronize(s));
+    }
+    if (release) /* the last reference: the context is destroyed as by a reset */
+        CHECK(cuDevicePrimaryCtxRelease(dev));
+    else
+        CHECK(cuDevicePrimaryCtxReset(dev)); /* s, d and the module go with the context */
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&mod, image));
+    CHECK(cuModuleGetFunction(&f_fill, mod, "ag_fill"));
+    CHECK(cuModuleGetFunction(&f_scale, mod, "ag_scale"));
+    CHECK(cuModuleGetFunction(&f_add, mod, "ag_add"));
+    CHECK(cuMemAlloc(&d, N * 4));
+    CHECK(cuMemAlloc(&y, N * 4));
+    CHECK(cuStreamCreate(&fresh, 0));
+    fprintf(stderr, "reused=%s\n", fresh == s ? "yes" : "no");
+    float three = 3.0f;
+    for (int it = 0; it < 12; it++) {
+        launch_on(f_fill, NULL, (void *[]){&d, &one, &n});
+        launch_on(f_scale, NULL, (void *[]){&d, &two, &n});
+        launch_on(f_add, fresh, (void *[]){&y, &d, &d, &n}); /* after the legacy stream's work: 4 */
+        launch_on(f_scale, NULL, (void *[]){&d, &three, &n});
+        CHECK(cuStreamSynchronize(fresh));
+        CHECK(cuCtxSynchronize());
+        printf("reused-stream: it=%d sum=%.0f\n", it, sum(y));
+    }
+    CHECK(cuStreamDestroy(fresh));
+}
+
 int main(int argc, char **argv)
 {
     const char *ptx = getenv("AG_KERNELS_PTX");
     if (argc < 2 || !ptx) {
         fprintf(stderr, "usage: %s unpinned|freed|null-args|attr-event|exit-signal|"
                         "stream-churn N|module-churn N|ipc-event|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|"
-                        "deferred-error   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
+                        "deferred-error|reused-stream[-release]   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
         return 2;
     }
     image = read_file(ptx);
@@ -574,6 +628,10 @@ int main(int argc, char **argv)
         hostfn_launch();
     else if (!strcmp(p, "deferred-error"))
         deferred_error();
+    else if (!strcmp(p, "reused-stream"))
+        reused_stream(0);
+    else if (!strcmp(p, "reused-stream-release"))
+        reused_stream(1);
     else
         return 2;
     return 0;
