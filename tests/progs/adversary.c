@@ -25,25 +25,15 @@
 #include <unistd.h>
 
 #define N 256
-#define CHECK(call) check((call), #call, __LINE__)
-
 static int pattern;
+
+/* A failed call is also a result line on stdout: "result: pattern N WRONG: ...". */
+#define CHECK_ON_FAIL(call, name) printf("result: pattern %d WRONG: %s failed: %s\n", pattern, call, name)
+#include "check.h"
 
 static const char *name_of(CUresult rc)
 {
-    const char *name = NULL;
-    if (cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name)
-        name = "?";
-    return name;
-}
-
-static void check(CUresult rc, const char *call, int line)
-{
-    if (rc == CUDA_SUCCESS)
-        return;
-    printf("result: pattern %d WRONG: %s failed: %s\n", pattern, call, name_of(rc));
-    fprintf(stderr, "adversary.c:%d: %s failed: %s (%d)\n", line, call, name_of(rc), (int)rc);
-    exit(2);
+    return check_name(rc);
 }
 
 static int result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -74,6 +64,7 @@ static void on_alarm(int sig)
 
 static CUcontext ctx;
 static CUmodule mod;
+static char *image; /* the test kernels' PTX (AG_KERNELS_PTX), for modules loaded again */
 
 /* Looked up once per name, so that launches after a fault (pattern 9) need no lookup. */
 static CUfunction K(const char *name)
@@ -546,13 +537,6 @@ static int p10(void)
 static int p11(void)
 {
     CUdeviceptr c = dalloc();
-    const char *ptx = getenv("AG_KERNELS_PTX");
-    FILE *f = fopen(ptx, "rb");
-    static char image[1 << 20];
-    size_t len = f ? fread(image, 1, sizeof image - 1, f) : 0;
-    if (f)
-        fclose(f);
-    image[len] = 0;
     long rss0 = 0, vm0 = 0;
     for (int i = 0; i < 2200; i++) {
         if (i == 200)
@@ -645,16 +629,11 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *ptx = getenv("AG_KERNELS_PTX");
-    static char image[1 << 20];
-    FILE *f = ptx ? fopen(ptx, "rb") : NULL;
-    size_t len = f ? fread(image, 1, sizeof image - 1, f) : 0;
-    if (f)
-        fclose(f);
-    if (!len) {
+    if (!ptx || !*ptx) {
         fprintf(stderr, "adversary: set AG_KERNELS_PTX to the test kernels' PTX\n");
         return 2;
     }
-    image[len] = 0;
+    image = read_file(ptx);
     signal(SIGALRM, on_alarm);
     alarm(pattern == 12 ? 40 : 30);
     CUdevice dev;

@@ -45,23 +45,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call) check((call), #call, __LINE__)
-
-static void check(CUresult rc, const char *call, int line)
-{
-    if (rc == CUDA_SUCCESS)
-        return;
-    const char *name = NULL;
-    if (cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name)
-        name = "?";
-    fprintf(stderr, "holes.c:%d: %s failed: %s (%d)\n", line, call, name, (int)rc);
-    exit(2);
-}
+#include "check.h"
 
 static const char *err(CUresult rc)
 {
-    const char *name = NULL;
-    return cuGetErrorName(rc, &name) == CUDA_SUCCESS && name ? name : "?";
+    return check_name(rc);
 }
 
 enum { N = 256 };
@@ -70,21 +58,6 @@ static CUmodule mod;
 static CUfunction f_fill, f_scale, f_add, f_inc;
 static CUstream s;
 static CUcontext ctx;
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f || fseek(f, 0, SEEK_END) != 0)
-        exit(2);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len)
-        exit(2);
-    buf[len] = 0;
-    fclose(f);
-    return buf;
-}
 
 static void fill(CUdeviceptr p, float v)
 {
