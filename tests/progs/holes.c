@@ -59,6 +59,18 @@ static CUfunction f_fill, f_scale, f_add, f_inc;
 static CUstream s;
 static CUcontext ctx;
 
+/* The device's primary context made current, the test kernels loaded into it. */
+static void open_context(CUdevice dev)
+{
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&mod, image));
+    CHECK(cuModuleGetFunction(&f_fill, mod, "ag_fill"));
+    CHECK(cuModuleGetFunction(&f_scale, mod, "ag_scale"));
+    CHECK(cuModuleGetFunction(&f_add, mod, "ag_add"));
+    CHECK(cuModuleGetFunction(&f_inc, mod, "ag_inc"));
+}
+
 static void fill(CUdeviceptr p, float v)
 {
     int n = N;
@@ -529,12 +541,7 @@ static void reused_stream(int release)
         CHECK(cuDevicePrimaryCtxRelease(dev));
     else
         CHECK(cuDevicePrimaryCtxReset(dev)); /* s, d and the module go with the context */
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
-    CHECK(cuModuleLoadData(&mod, image));
-    CHECK(cuModuleGetFunction(&f_fill, mod, "ag_fill"));
-    CHECK(cuModuleGetFunction(&f_scale, mod, "ag_scale"));
-    CHECK(cuModuleGetFunction(&f_add, mod, "ag_add"));
+    open_context(dev);
     CHECK(cuMemAlloc(&d, N * 4));
     CHECK(cuMemAlloc(&y, N * 4));
     CHECK(cuStreamCreate(&fresh, 0));
@@ -565,13 +572,7 @@ int main(int argc, char **argv)
     CUdevice dev;
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
-    CHECK(cuModuleLoadData(&mod, image));
-    CHECK(cuModuleGetFunction(&f_fill, mod, "ag_fill"));
-    CHECK(cuModuleGetFunction(&f_scale, mod, "ag_scale"));
-    CHECK(cuModuleGetFunction(&f_add, mod, "ag_add"));
-    CHECK(cuModuleGetFunction(&f_inc, mod, "ag_inc"));
+    open_context(dev);
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     const char *p = argv[1];
     long count = argc > 2 ? atol(argv[2]) : 100;
