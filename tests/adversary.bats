@@ -2,8 +2,8 @@
 # The patterns of issue 8 (tests/progs/adversary.c), one test each: the pattern's program
 # runs without and with the library and must print the same result line with the same
 # exit status, and that result must be "ok" (what the CUDA driver guarantees). Patterns
-# that block a stream behind a host function, or whose host waits for a host function
-# while the library holds it, need the stand-in's asynchronous mode and set it; the
+# that block a stream behind a host function or a memory wait, or whose host waits for
+# a host function while the library holds it, need the stand-in's asynchronous mode and set it; the
 # others run in whichever mode the suite runs (make test-async sets it).
 # AUTOGRAPH_FLUSH_US is raised where the timer would otherwise hide the pattern.
 # Each test failed before its pattern's fix (the skip messages that stood here until then
@@ -41,6 +41,8 @@ async() { export AG_FAKE_ASYNC=1; }
 }
 
 @test "pattern 3: one event recorded on two streams: queries and waits use the latest record" {
+    # The gate is a stream memory wait (cuStreamWaitValue32 on mapped host memory); in the
+    # synchronous stand-in it would block the host thread that is to open it.
     async
     pattern 3 AUTOGRAPH_FLUSH_US=10000000
 }

@@ -11,12 +11,12 @@ ENGINE_LDLIBS := -L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 ENGINE_TEST_BINS := $(BUILD)/progs/eng_loop $(BUILD)/progs/holes $(BUILD)/progs/no_threads.so \
 	$(BUILD)/progs/adversary $(BUILD)/fuzz/fuzz
 
-$(BUILD)/progs/eng_loop: tests/progs/eng_loop.c
+$(BUILD)/progs/eng_loop: tests/progs/eng_loop.c tests/progs/check.h
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
 
 # The programs of tests/holes.bats (issue 8), and a shim that makes pthread_create fail.
-$(BUILD)/progs/holes: tests/progs/holes.c
+$(BUILD)/progs/holes: tests/progs/holes.c tests/progs/check.h
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
 
@@ -26,11 +26,11 @@ $(BUILD)/progs/no_threads.so: tests/progs/no_threads.c
 
 # The patterns of issue 8 (tests/adversary.bats; scripts/gpu/adversary.sh builds the
 # same source against the real libcuda).
-$(BUILD)/progs/adversary: tests/progs/adversary.c
+$(BUILD)/progs/adversary: tests/progs/adversary.c tests/progs/check.h
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
 
-$(BUILD)/fuzz/fuzz: tests/fuzz/fuzz.c tests/kernels/ag_kernels.h
+$(BUILD)/fuzz/fuzz: tests/fuzz/fuzz.c tests/kernels/ag_kernels.h tests/progs/check.h
 	@mkdir -p $(@D)
 	$(CC) $(ENGINE_CFLAGS) -o $@ $< $(ENGINE_LDLIBS)
 

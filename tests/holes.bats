@@ -169,3 +169,31 @@ st() { json_stat "$T/s.json" "$1"; }
     same hostfn-launch
     assert_line "hostfn-launch: it=11 held-stream=CUDA_ERROR_NOT_PERMITTED plain-stream=CUDA_ERROR_NOT_PERMITTED sum=512"
 }
+
+@test "item 2: a held launch's submission error comes back from its stream's sync, not from another stream's event query" {
+    # The stand-in's seam: launches fail with CUDA_ERROR_OUT_OF_MEMORY (2) while less
+    # than 80 GiB - 2 MiB is free; the program allocates 4 MiB for iteration 8.
+    export AG_FAKE_LAUNCH_NEEDS=$(((80 << 30) - (2 << 20)))
+    same deferred-error
+    assert_line "deferred-error: it=8 stream=CUDA_ERROR_OUT_OF_MEMORY query=CUDA_SUCCESS sum=1024"
+    (( $(st replays) > 0 )) || fail "nothing was replayed: nothing was held at iteration 8"
+    # The library held both launches and met their error when the event query flushed them.
+    local failed after
+    failed="$(grep -c '^cuLaunchKernel .* rc=2$' "$T/trace" || true)"
+    after="$(grep -A1 '^cuLaunchKernel .* rc=2$' "$T/trace" | tail -1 | cut -d' ' -f1)"
+    assert_equal "failed launches=$failed, then $after" "failed launches=2, then cuEventQuery"
+}
+
+@test "item 3: after a primary-context reset or last release a new blocking stream with a dead one's handle is ordered after the legacy stream" {
+    local mode
+    for mode in reused-stream reused-stream-release; do
+        same "$mode"
+        # Both runs: the stand-in gave the new stream the handle of the dead non-blocking one.
+        [[ "$plain_stderr" == *"reused=yes"* && "$stderr" == *"reused=yes"* ]] || fail "no handle reuse: $stderr"
+        grep -q '^cuStreamCreate reused=1 ' "$T/trace" || fail "the trace shows no reused handle"
+        assert_line "reused-stream: it=11 sum=1024"
+        # The legacy stream's held launches were submitted before each launch on the new stream.
+        (( $(st fallback_barrier) >= 8 )) || fail "$mode: fallback_barrier=$(st fallback_barrier): nothing held was ordered"
+        rm -f "$T/trace"
+    done
+}

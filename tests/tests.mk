@@ -38,7 +38,7 @@ $(TEST_PROGS_DIR)/drv_link: tests/progs/door_link.c $(TEST_PROG_DEPS)
 
 # Several devices from one process (tests/multidev.bats); plain cuda.h names, like the
 # engine's programs.
-$(TEST_PROGS_DIR)/multidev: tests/progs/multidev.c
+$(TEST_PROGS_DIR)/multidev: tests/progs/multidev.c tests/progs/check.h
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_INCLUDE) -o $@ $< \
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread

@@ -285,6 +285,73 @@ void ag_engine_ctx_destroyed(CUcontext ctx)
 	}
 }
 
+/*
+ * The primary context of dev while it is active, else NULL (it has no streams
+ * then). Retained and released at once, so its reference count is unchanged;
+ * asking while it is inactive would create it.
+ */
+static CUcontext active_primary(CUdevice dev)
+{
+	unsigned flags;
+	int active = 0;
+	CUcontext ctx = NULL;
+	if (ag_engine_is_off() || AG_REAL(cuDevicePrimaryCtxGetState)(dev, &flags, &active) != CUDA_SUCCESS ||
+	    !active || AG_REAL(cuDevicePrimaryCtxRetain)(&ctx, dev) != CUDA_SUCCESS)
+		return NULL;
+	AG_REAL(cuDevicePrimaryCtxRelease_v2)(dev);
+	return ctx;
+}
+
+/*
+ * A primary-context reset, and a release of its last reference, destroy the
+ * context with its streams, and the driver may give their handles to new
+ * streams: the states of that context go as for cuCtxDestroy, or a new
+ * stream would inherit a dead one's flags (blocking or not, which decides
+ * its order against the legacy stream) and context (issue 8, item 3). Any
+ * other release only forgets, as before: the context and its streams live on.
+ * (src/hook/classes.txt: custom.)
+ */
+CUresult ag_on_cuDevicePrimaryCtxReset(CUdevice dev)
+{
+	ag_engine_caller(AG_FN_cuDevicePrimaryCtxReset);
+	ag_engine_ctx_destroyed(active_primary(dev));
+	return AG_REAL(cuDevicePrimaryCtxReset)(dev);
+}
+
+CUresult ag_on_cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	ag_engine_caller(AG_FN_cuDevicePrimaryCtxReset_v2);
+	ag_engine_ctx_destroyed(active_primary(dev));
+	return AG_REAL(cuDevicePrimaryCtxReset_v2)(dev);
+}
+
+/* After the release: whether that was the last reference (the context is no longer active). */
+static CUresult released(CUresult rc, CUdevice dev, CUcontext ctx)
+{
+	unsigned flags;
+	int active = 1;
+	if (rc == CUDA_SUCCESS && ctx && AG_REAL(cuDevicePrimaryCtxGetState)(dev, &flags, &active) == CUDA_SUCCESS &&
+	    !active)
+		ag_engine_ctx_destroyed(ctx);
+	return rc;
+}
+
+CUresult ag_on_cuDevicePrimaryCtxRelease(CUdevice dev)
+{
+	ag_engine_caller(AG_FN_cuDevicePrimaryCtxRelease);
+	CUcontext ctx = active_primary(dev);
+	ag_engine_forget_all();
+	return released(AG_REAL(cuDevicePrimaryCtxRelease)(dev), dev, ctx);
+}
+
+CUresult ag_on_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	ag_engine_caller(AG_FN_cuDevicePrimaryCtxRelease_v2);
+	CUcontext ctx = active_primary(dev);
+	ag_engine_forget_all();
+	return released(AG_REAL(cuDevicePrimaryCtxRelease_v2)(dev), dev, ctx);
+}
+
 /* Off first, so that no hold begins after the flush passed its stream; one that began just
  * before is flushed by its stream's next operation (not looked at) or by the timer. */
 void ag_engine_stand_aside(void)

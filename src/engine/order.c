@@ -6,11 +6,13 @@
  * implicitly ordered with (the legacy default stream against blocking
  * streams), an event wait. Every boundary also ends the segment the history
  * is observing. After a synchronizing call, an error that held work met when
- * it was flushed is handed back here.
+ * it was flushed is handed back here: by the stream's own synchronize, or by a
+ * context synchronize (whose wrapper is here), never by another call.
  */
 #include <sched.h>
 #include <time.h>
 
+#include "driver/real.h"
 #include "engine/engine.h"
 #include "engine/internal.h"
 #include "engine/trace.h"
@@ -178,29 +180,71 @@ void ag_engine_sync_stream(CUstream s, int per_thread)
 		ag_order_barrier();
 }
 
+struct take {
+	CUcontext ctx; /* NULL: any stream's */
+	CUresult rc;
+};
+
 static void take_error(struct ag_stream *st, void *arg)
 {
-	CUresult *rc = arg;
-	if (__atomic_load_n(&st->pending, __ATOMIC_RELAXED) == CUDA_SUCCESS)
+	struct take *t = arg;
+	if (__atomic_load_n(&st->pending, __ATOMIC_RELAXED) == CUDA_SUCCESS || (t->ctx && st->ctx != t->ctx))
 		return;
 	ag_stream_lock(st);
 	CUresult e = ag_hold_take_error(st);
-	if (*rc == CUDA_SUCCESS)
-		*rc = e;
+	if (t->rc == CUDA_SUCCESS)
+		t->rc = e;
 	ag_stream_unlock(st);
 }
 
+/*
+ * A kept error is a submission-time error: without the library the call that
+ * made it would have returned it, and no other call. It is handed to the
+ * stream's own next synchronizing call, or to a context synchronize (below),
+ * the calls that wait for that stream's work. The other calls that wait
+ * (per_thread < 0: event queries, synchronizes and elapsed times, synchronous
+ * copies and sets) flushed held work but take no stream's error: an event
+ * query must not return an unrelated stream's error, and that stream's own
+ * synchronize would then have found nothing (issue 8, item 2). Sticky errors
+ * need no hand-off: the driver returns them from every later call.
+ */
 CUresult ag_engine_sync_done(CUresult rc, CUstream s, int per_thread)
+{
+	ag_engine_status(rc);
+	if (rc != CUDA_SUCCESS || per_thread < 0 || !__atomic_load_n(&ag_hold_errors, __ATOMIC_ACQUIRE))
+		return rc;
+	struct ag_stream *st = ag_stream_of(s, per_thread, 0);
+	struct take t = {NULL, rc};
+	if (st)
+		take_error(st, &t);
+	return t.rc;
+}
+
+/* Waits for every stream of the context: their kept errors come back here. */
+static CUresult ctx_sync_done(CUresult rc, CUcontext ctx)
 {
 	ag_engine_status(rc);
 	if (rc != CUDA_SUCCESS || !__atomic_load_n(&ag_hold_errors, __ATOMIC_ACQUIRE))
 		return rc;
-	if (per_thread < 0) {
-		ag_stream_for_each(take_error, &rc);
+	if (!ctx && (AG_REAL(cuCtxGetCurrent)(&ctx) != CUDA_SUCCESS || !ctx))
 		return rc;
-	}
-	struct ag_stream *st = ag_stream_of(s, per_thread, 0);
-	if (st)
-		take_error(st, &rc);
-	return rc;
+	struct take t = {ctx, rc};
+	ag_stream_for_each(take_error, &t);
+	return t.rc;
+}
+
+/* cuCtxSynchronize (src/hook/classes.txt: custom), the one call that waits for all of a
+ * context's streams; _v2 names the context (NULL: the current one). */
+CUresult ag_on_cuCtxSynchronize(void)
+{
+	ag_engine_caller(AG_FN_cuCtxSynchronize);
+	ag_engine_barrier();
+	return ctx_sync_done(AG_REAL(cuCtxSynchronize)(), NULL);
+}
+
+CUresult ag_on_cuCtxSynchronize_v2(CUcontext ctx)
+{
+	ag_engine_caller(AG_FN_cuCtxSynchronize_v2);
+	ag_engine_barrier();
+	return ctx_sync_done(AG_REAL(cuCtxSynchronize_v2)(ctx), ctx);
 }

@@ -242,6 +242,7 @@ static CUresult primary_release(CUdevice d)
     /* The last release destroys the primary context, and its sticky error with it. */
     if (--primary_refs[d] == 0) {
         ag_fake_drain();
+        ag_fake_ctx_streams_gone(primary_of(d));
         primary_of(d)->sticky = CUDA_SUCCESS;
     }
     return CUDA_SUCCESS;
@@ -254,6 +255,7 @@ static CUresult primary_reset(CUdevice d)
     if (check_dev(d))
         return CUDA_ERROR_INVALID_DEVICE;
     ag_fake_drain();
+    ag_fake_ctx_streams_gone(primary_of(d));
     primary_refs[d] = 0;
     primary_of(d)->flags = 0;
     primary_of(d)->peers = 0;

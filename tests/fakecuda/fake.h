@@ -13,7 +13,8 @@
 
 /* Handle objects start with a magic tag so that a bad or destroyed handle is reported as
  * CUDA_ERROR_INVALID_HANDLE instead of crashing. Destroyed objects are never freed, only
- * re-tagged AG_FAKE_DEAD, so that use-after-destroy stays detectable in tests. */
+ * re-tagged AG_FAKE_DEAD, so that use-after-destroy stays detectable in tests; only a
+ * destroyed stream's record is given to a later stream, as a driver reuses handles. */
 enum ag_fake_magic {
     AG_FAKE_DEAD = 0x64656164,
     AG_FAKE_CTX = 0x63747821,
@@ -118,6 +119,11 @@ CUresult ag_fake_pack_args(const struct ag_fake_kdef *k, void **params, void **e
 /* ---- memory (memory.c) ------------------------------------------------------------ */
 /* The context that allocated the device memory p points into, or NULL. */
 const struct ag_fake_ctx *ag_fake_device_memory_ctx(CUdeviceptr p);
+/* Device memory not allocated (of the stand-in's 80 GiB). */
+size_t ag_fake_device_free(void);
+/* 1 when [p, p + n) lies in device memory or page-locked host memory (what a stream
+ * memory operation may name). */
+int ag_fake_mapped(uintptr_t p, size_t n);
 /* Validates c, and performs it when execute is set. */
 CUresult ag_fake_copy3d(const CUDA_MEMCPY3D *c, int execute);
 CUresult ag_fake_memset_check(const CUDA_MEMSET_NODE_PARAMS *p);
@@ -160,6 +166,9 @@ struct ag_fake_event {
     size_t ndeps;
 };
 CUresult ag_fake_stream(CUstream h, int per_thread_default, struct ag_fake_stream **out);
+/* Context c is destroyed (a primary one reset or released for the last time): its
+ * streams die with it, and their handles may be given to new streams. */
+void ag_fake_ctx_streams_gone(const struct ag_fake_ctx *c);
 const char *ag_fake_stream_label(const struct ag_fake_stream *s);
 CUresult ag_fake_event(CUevent h, struct ag_fake_event **out);
 /* Synchronous APIs call this: fails (and invalidates captures) when capture rules forbid. */

@@ -36,6 +36,17 @@ static struct range *find(uintptr_t p)
     return NULL;
 }
 
+size_t ag_fake_device_free(void)
+{
+    return TOTAL_MEM - device_bytes;
+}
+
+int ag_fake_mapped(uintptr_t p, size_t n)
+{
+    const struct range *r = find(p);
+    return r && n <= r->size - (p - r->base);
+}
+
 const struct ag_fake_ctx *ag_fake_device_memory_ctx(CUdeviceptr p)
 {
     const struct range *r = find((uintptr_t)p);

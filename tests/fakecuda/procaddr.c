@@ -231,6 +231,8 @@ static const struct {
     FN(cuStreamSynchronize_ptsz),
     FN(cuStreamWaitEvent),
     FN(cuStreamWaitEvent_ptsz),
+    FN(cuStreamWaitValue32_v2),
+    FN(cuStreamWaitValue32_v2_ptsz),
     FN(cuThreadExchangeStreamCaptureMode),
 };
 

@@ -274,6 +274,7 @@ static void *worker(void *arg)
     }
     s->worker = 0;
     unlist(s);
+    ag_fake_broadcast(); /* a context going away waits for its workers to end */
     ag_fake_unlock();
     return NULL;
 }

@@ -438,9 +438,34 @@ static void test_streams_events(void)
     RC(CUDA_ERROR_INVALID_HANDLE, cuEventRecord(e0, s));
     OK(cuEventDestroy(e1));
     OK(cuEventDestroy(nt));
+    /* A stream memory wait on mapped page-locked memory: met at once here; the
+     * asynchronous test makes one wait for the host. Pageable memory is refused. */
+    uint32_t *word, pageable = 0;
+    CUdeviceptr dword;
+    OK(cuMemHostAlloc((void **)&word, sizeof *word, CU_MEMHOSTALLOC_DEVICEMAP));
+    OK(cuMemHostGetDevicePointer(&dword, word, 0));
+    *word = 5;
+    OK(cuStreamWaitValue32(s, dword, 5, CU_STREAM_WAIT_VALUE_EQ));
+    OK(cuStreamWaitValue32(s, dword, 3, CU_STREAM_WAIT_VALUE_GEQ));
+    OK(cuStreamWaitValue32(CU_STREAM_PER_THREAD, dword, 4, CU_STREAM_WAIT_VALUE_AND));
+    OK(cuStreamSynchronize(s));
+    RC(CUDA_ERROR_INVALID_VALUE, cuStreamWaitValue32(s, (CUdeviceptr)(uintptr_t)&pageable, 0, 0));
+    RC(CUDA_ERROR_INVALID_VALUE, cuStreamWaitValue32(s, dword, 0, 0x10));
+    OK(cuMemFreeHost(word));
     OK(cuStreamDestroy(s));
     RC(CUDA_ERROR_INVALID_HANDLE, cuStreamSynchronize(s));
     OK(cuStreamDestroy(sp));
+    /* Handles are reused, as the driver does: a drained stream's record goes to the next
+     * stream (at once in synchronous mode; in asynchronous mode once its worker ended). */
+    CUstream r;
+    OK(cuStreamCreate(&r, 0));
+    const char *async = getenv("AG_FAKE_ASYNC");
+    if (!async || strcmp(async, "1") != 0)
+        EXPECT(r == s || r == sp);
+    OK(cuStreamGetFlags(r, &flags));
+    EXPECT(flags == 0);
+    OK(cuStreamQuery(r));
+    OK(cuStreamDestroy(r));
 }
 
 static void test_graphs(void)
@@ -899,6 +924,24 @@ static void test_async(void)
     get(h, y, N);
     expect_all(h, N, 2.0f);
     OK(cuEventQuery(e));
+
+    /* A stream memory wait holds its stream until the host writes the word; the host
+     * is not blocked meanwhile, and the stream's later work runs after the write. */
+    uint32_t *word;
+    CUdeviceptr dword;
+    OK(cuMemHostAlloc((void **)&word, sizeof *word, CU_MEMHOSTALLOC_DEVICEMAP));
+    OK(cuMemHostGetDevicePointer(&dword, word, 0));
+    *word = 0;
+    OK(cuStreamWaitValue32(s1, dword, 1, CU_STREAM_WAIT_VALUE_GEQ));
+    launch(fn("ag_fill"), N, s1, (void *[]){&x, &five, &n});
+    RC(CUDA_ERROR_NOT_READY, cuStreamQuery(s1));
+    get(h, x, N);
+    expect_all(h, N, 1.0f);
+    __atomic_store_n(word, 1, __ATOMIC_RELEASE);
+    OK(cuStreamSynchronize(s1));
+    get(h, x, N);
+    expect_all(h, N, 5.0f);
+    OK(cuMemFreeHost(word));
 
     OK(cuGraphExecDestroy(er));
     OK(cuGraphExecDestroy(ew));

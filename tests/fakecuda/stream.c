@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct ag_fake_capture {
     struct ag_fake_graph *graph;
@@ -130,6 +131,67 @@ static CUresult join(struct ag_fake_capture *c, struct ag_fake_stream *s)
 
 /* ---- streams ----------------------------------------------------------------------- */
 
+/* Created streams that are alive, and destroyed ones whose record a new stream may take:
+ * a driver reuses stream handles, so a program (or a library) must not take a new stream
+ * for a destroyed one that had the same handle. A record is reused only once its queue
+ * drained and its worker ended; its operation counters keep counting, so events and
+ * waits that name its old operations stay complete. */
+static struct ag_fake_stream **live, **dead;
+static size_t nlive, caplive, ndead, capdead;
+
+static int push_stream(struct ag_fake_stream ***v, size_t *n, size_t *cap, struct ag_fake_stream *s)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        struct ag_fake_stream **p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return 0;
+        *v = p, *cap = c;
+    }
+    (*v)[(*n)++] = s;
+    return 1;
+}
+
+static struct ag_fake_stream *reusable(void)
+{
+    for (size_t i = 0; i < ndead; i++) {
+        struct ag_fake_stream *s = dead[i];
+        if (!s->worker && !s->listed && !s->head) {
+            dead[i] = dead[--ndead];
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* A stream goes: destroyed, or its context did. Its record stays tagged dead until a
+ * new stream takes it (a destroyed record that cannot be kept is leaked, as before). */
+static void stream_gone(struct ag_fake_stream *s)
+{
+    for (size_t i = 0; i < nlive; i++)
+        if (live[i] == s) {
+            live[i] = live[--nlive];
+            break;
+        }
+    if (s->cap)
+        invalidate(s->cap);
+    s->magic = AG_FAKE_DEAD;
+    ag_fake_stream_retire(s);
+    push_stream(&dead, &ndead, &capdead, s);
+}
+
+/* The context's queues were drained: its workers end now, so that the next streams get
+ * these handles in asynchronous mode too, as they would in a driver. */
+void ag_fake_ctx_streams_gone(const struct ag_fake_ctx *c)
+{
+    for (size_t i = nlive; i-- > 0;)
+        if (i < nlive && live[i]->ctx == c)
+            stream_gone(live[i]);
+    for (size_t i = 0; i < ndead; i++)
+        while (dead[i]->ctx == c && dead[i]->worker && !dead[i]->head)
+            ag_fake_wait();
+}
+
 static CUresult stream_create(CUstream *out, unsigned flags, int priority)
 {
     struct ag_fake_ctx *c;
@@ -138,11 +200,25 @@ static CUresult stream_create(CUstream *out, unsigned flags, int priority)
         return rc;
     if (!out || (flags & ~(unsigned)CU_STREAM_NON_BLOCKING))
         return CUDA_ERROR_INVALID_VALUE;
-    struct ag_fake_stream *s = calloc(1, sizeof *s);
-    if (!s)
+    struct ag_fake_stream *s = reusable();
+    struct ag_fake_stream old = {0};
+    if (s)
+        old = *s;
+    else if (!(s = calloc(1, sizeof *s)))
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (!push_stream(&live, &nlive, &caplive, s)) {
+        if (old.magic)
+            push_stream(&dead, &ndead, &capdead, s);
+        else
+            free(s);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
     *s = (struct ag_fake_stream){.magic = AG_FAKE_STREAM, .index = next_stream_index++, .flags = flags,
-                                 .priority = priority < -5 ? -5 : priority > 0 ? 0 : priority, .ctx = c};
+                                 .priority = priority < -5 ? -5 : priority > 0 ? 0 : priority, .ctx = c,
+                                 .deps = old.deps, .capdeps = old.capdeps,
+                                 .submitted = old.submitted, .completed = old.completed};
+    if (old.magic)
+        ag_fake_trace_field("reused=1");
     ag_fake_trace_field("stream=%s", ag_fake_stream_label(s));
     *out = (CUstream)s;
     return CUDA_SUCCESS;
@@ -158,10 +234,7 @@ static CUresult stream_destroy(CUstream h)
     if (!s || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD || s->magic != AG_FAKE_STREAM)
         return CUDA_ERROR_INVALID_HANDLE;
     ag_fake_trace_field("stream=%s", ag_fake_stream_label(s));
-    if (s->cap)
-        invalidate(s->cap);
-    s->magic = AG_FAKE_DEAD;
-    ag_fake_stream_retire(s);
+    stream_gone(s);
     return CUDA_SUCCESS;
 }
 
@@ -287,6 +360,65 @@ CUresult cuStreamAddCallback(CUstream hStream, CUstreamCallback callback, void *
     AG_FAKE_BODY(add_callback(hStream, 0, callback, userData, flags))
 CUresult cuStreamAddCallback_ptsz(CUstream hStream, CUstreamCallback callback, void *userData, unsigned int flags)
     AG_FAKE_BODY(add_callback(hStream, 1, callback, userData, flags))
+
+/* ---- stream memory operations ----------------------------------------------------- */
+
+/* cuStreamWaitValue32: the stream waits until the 32-bit word at addr (device memory or
+ * page-locked host memory; both are host addresses here) meets the condition, as a GPU's
+ * front end polls it. Queued as a host node of the stand-in's own that polls the word:
+ * in asynchronous mode the stream's worker polls without the global lock, so the program
+ * (or another stream's work) can write the word; in synchronous mode the submitting
+ * thread polls, so only another thread can open it. No CUDA call is made while polling. */
+struct wait_value {
+    const volatile uint32_t *addr;
+    uint32_t value;
+    unsigned op;
+};
+
+static int wait_value_met(const struct wait_value *w)
+{
+    uint32_t v = __atomic_load_n(w->addr, __ATOMIC_ACQUIRE);
+    switch (w->op) {
+    case CU_STREAM_WAIT_VALUE_GEQ: return (int32_t)(v - w->value) >= 0;
+    case CU_STREAM_WAIT_VALUE_EQ: return v == w->value;
+    case CU_STREAM_WAIT_VALUE_AND: return (v & w->value) != 0;
+    default: return ~(v | w->value) != 0;
+    }
+}
+
+static void CUDA_CB wait_value_run(void *arg)
+{
+    const struct wait_value *w = arg;
+    while (!wait_value_met(w))
+        nanosleep(&(struct timespec){0, 20000}, NULL);
+}
+
+static CUresult wait_value32(CUstream h, int ptsz, CUdeviceptr addr, cuuint32_t value, unsigned flags)
+{
+    struct ag_fake_stream *s;
+    CUresult rc = ag_fake_stream(h, ptsz, &s);
+    if (rc)
+        return rc;
+    ag_fake_trace_field("stream=%s value=%u flags=%u", ag_fake_stream_label(s), (unsigned)value, flags);
+    if ((flags & ~3u) || (addr & 3) || !ag_fake_mapped((uintptr_t)addr, sizeof(uint32_t)))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (s->cap) /* a wait node in a capture: not modelled by the stand-in */
+        return CUDA_ERROR_NOT_SUPPORTED;
+    struct ag_fake_ctx *c = stream_ctx_of(s);
+    struct wait_value *w = malloc(sizeof *w);
+    if (!c || !w) {
+        free(w);
+        return c ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_CONTEXT;
+    }
+    *w = (struct wait_value){(const volatile uint32_t *)(uintptr_t)addr, value, flags & 3u};
+    struct ag_fake_node proto = {.type = CU_GRAPH_NODE_TYPE_HOST, .host = {wait_value_run, w}};
+    return ag_fake_submit(s, c, &proto, 1, 0, w);
+}
+
+CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+    AG_FAKE_BODY(wait_value32(stream, 0, addr, value, flags))
+CUresult cuStreamWaitValue32_v2_ptsz(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags)
+    AG_FAKE_BODY(wait_value32(stream, 1, addr, value, flags))
 
 /* ---- events -------------------------------------------------------------------------- */
 
@@ -538,6 +670,28 @@ static CUresult launch_ctx(const struct launch *l, struct ag_fake_ctx **out)
     return rc;
 }
 
+/*
+ * A test seam for a launch that fails at the call for a reason that is not in the
+ * launch itself: with AG_FAKE_LAUNCH_NEEDS=BYTES, a kernel launch into a stream fails
+ * with CUDA_ERROR_OUT_OF_MEMORY (not sticky) while less device memory than that is free,
+ * as a real launch does when the driver must grow the context's local-memory reserve
+ * and cannot. Graph launches are not affected: their kernels' resources are reserved
+ * when the graph is instantiated.
+ */
+static CUresult launch_memory(void)
+{
+    static long long needs = -1;
+    if (needs < 0) {
+        const char *v = getenv("AG_FAKE_LAUNCH_NEEDS");
+        needs = v && *v ? atoll(v) : 0;
+    }
+    if (needs > 0 && ag_fake_device_free() < (unsigned long long)needs) {
+        ag_fake_trace_field("launch-needs=%lld", needs);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    return CUDA_SUCCESS;
+}
+
 static CUresult launch(const struct launch *l)
 {
     const struct ag_fake_kdef *k;
@@ -578,6 +732,8 @@ static CUresult launch(const struct launch *l)
     rc = ag_fake_pack_args(k, l->params, l->extra, nodes[0].args);
     if (rc == CUDA_SUCCESS)
         rc = ag_fake_launch_check(s, c, k, nodes[0].args);
+    if (rc == CUDA_SUCCESS && !s->cap)
+        rc = launch_memory();
     if (rc == CUDA_SUCCESS)
         rc = attr_events(l, nodes, &n);
     if (rc)

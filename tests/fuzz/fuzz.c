@@ -38,19 +38,7 @@
 #include <string.h>
 
 #include "../kernels/ag_kernels.h"
-
-#define CHECK(call) check((call), #call, __LINE__)
-
-static void check(CUresult rc, const char *call, int line)
-{
-    if (rc == CUDA_SUCCESS)
-        return;
-    const char *name = NULL;
-    if (cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name)
-        name = "?";
-    fprintf(stderr, "fuzz.c:%d: %s failed: %s (%d)\n", line, call, name, (int)rc);
-    exit(2);
-}
+#include "../progs/check.h"
 
 /* ---- random numbers ------------------------------------------------------------- */
 
@@ -665,24 +653,6 @@ static void describe(const struct prog *p, int id)
     for (int m = 0; m < p->nmut; m++)
         printf("#  mutation: T%d op %d kind %d iterations %d..%d\n", p->mut[m].tpl, p->mut[m].opi,
                p->mut[m].what, p->mut[m].from, p->mut[m].to);
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s\n", path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len)
-        exit(2);
-    buf[len] = 0;
-    fclose(f);
-    return buf;
 }
 
 /* One seed's program: generated, run on its threads, its results printed. */

@@ -9,7 +9,7 @@
  * Prints one line "result: pattern N ok ..." or "result: pattern N WRONG: ...", and exits
  * 0, 1 (a wrong observation), 2 (a call that should have succeeded failed) or 3 (a hang,
  * caught by alarm()). Every line on stdout is deterministic; figures go to stderr. On
- * the stand-in the patterns that block a stream with a host function need its
+ * the stand-in the patterns that block a stream (a host function, a memory wait) need its
  * asynchronous mode (AG_FAKE_ASYNC=1), as a GPU runs streams asynchronously. */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,25 +25,15 @@
 #include <unistd.h>
 
 #define N 256
-#define CHECK(call) check((call), #call, __LINE__)
-
 static int pattern;
+
+/* A failed call is also a result line on stdout: "result: pattern N WRONG: ...". */
+#define CHECK_ON_FAIL(call, name) printf("result: pattern %d WRONG: %s failed: %s\n", pattern, call, name)
+#include "check.h"
 
 static const char *name_of(CUresult rc)
 {
-    const char *name = NULL;
-    if (cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name)
-        name = "?";
-    return name;
-}
-
-static void check(CUresult rc, const char *call, int line)
-{
-    if (rc == CUDA_SUCCESS)
-        return;
-    printf("result: pattern %d WRONG: %s failed: %s\n", pattern, call, name_of(rc));
-    fprintf(stderr, "adversary.c:%d: %s failed: %s (%d)\n", line, call, name_of(rc), (int)rc);
-    exit(2);
+    return check_name(rc);
 }
 
 static int result(int ok, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -73,6 +64,7 @@ static void on_alarm(int sig)
 
 static CUcontext ctx;
 static CUmodule mod;
+static char *image; /* the test kernels' PTX (AG_KERNELS_PTX), for modules loaded again */
 
 /* Looked up once per name, so that launches after a fault (pattern 9) need no lookup. */
 static CUfunction K(const char *name)
@@ -241,22 +233,30 @@ static int p2(void)
 }
 
 /* 3: one event recorded on two streams. Stream a records it in the middle of a sequence,
- * then the per-thread default stream (blocked by a gate) records it, so that is the
- * record any later query or wait refers to. */
+ * then the per-thread default stream records it behind a closed gate, so that is the
+ * record any later query or wait refers to. The gate is a stream memory wait on a word
+ * of mapped page-locked memory that the host writes to open it: no host function, so
+ * on a real driver nothing the host waits for (a's work, the query) can be stuck behind
+ * a host-function thread that a gate blocks; only the per-thread stream waits, and only
+ * the host's own write releases it. Iteration i waits for word >= i; the word holds
+ * i - 1 until the host opens it, so nothing needs closing. */
 static int p3(void)
 {
     CUstream a = stream();
-    CUdeviceptr x = dalloc(), w = dalloc(), y = dalloc();
+    CUdeviceptr x = dalloc(), w = dalloc(), y = dalloc(), dgate;
     CUevent e;
     float one = 1.0f;
     int n = N;
+    uint32_t *gate;
     CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
-    for (int i = 1; i <= 16; i++) {
+    CHECK(cuMemHostAlloc((void **)&gate, sizeof *gate, CU_MEMHOSTALLOC_DEVICEMAP));
+    CHECK(cuMemHostGetDevicePointer(&dgate, gate, 0));
+    __atomic_store_n(gate, 0, __ATOMIC_SEQ_CST);
+    for (uint32_t i = 1; i <= 16; i++) {
         float v = (float)i;
-        gate_set(0);
+        CHECK(cuStreamWaitValue32(CU_STREAM_PER_THREAD, dgate, i, CU_STREAM_WAIT_VALUE_GEQ));
         CHECK(launch("ag_fill", a, (void *[]){&x, &one, &n}));
         CHECK(cuEventRecord(e, a));
-        CHECK(cuLaunchHostFunc(CU_STREAM_PER_THREAD, gate_wait, NULL));
         CHECK(launch("ag_fill", CU_STREAM_PER_THREAD, (void *[]){&w, &v, &n}));
         CHECK(cuEventRecord(e, CU_STREAM_PER_THREAD));
         CHECK(launch("ag_scale", a, (void *[]){&x, &one, &n}));
@@ -264,13 +264,14 @@ static int p3(void)
         CUresult q = cuEventQuery(e);
         CHECK(cuStreamWaitEvent(a, e, 0));
         CHECK(launch("ag_add", a, (void *[]){&y, &w, &w, &n}));
-        gate_set(1);
+        __atomic_store_n(gate, i, __ATOMIC_SEQ_CST); /* open: the GPU polls the word */
         CHECK(cuCtxSynchronize());
         if (q != CUDA_ERROR_NOT_READY)
-            return result(0, "iteration %d: query of the gated record answered %s", i, name_of(q));
+            return result(0, "iteration %u: query of the gated record answered %s", i, name_of(q));
         if (first(y) != 2.0f * v)
-            return result(0, "iteration %d: the waiter read %g, expected %g", i, first(y) / 2.0f, v);
+            return result(0, "iteration %u: the waiter read %g, expected %g", i, first(y) / 2.0f, v);
     }
+    CHECK(cuMemFreeHost(gate));
     return result(1, "16 iterations, queries and waits used the latest record");
 }
 
@@ -536,13 +537,6 @@ static int p10(void)
 static int p11(void)
 {
     CUdeviceptr c = dalloc();
-    const char *ptx = getenv("AG_KERNELS_PTX");
-    FILE *f = fopen(ptx, "rb");
-    static char image[1 << 20];
-    size_t len = f ? fread(image, 1, sizeof image - 1, f) : 0;
-    if (f)
-        fclose(f);
-    image[len] = 0;
     long rss0 = 0, vm0 = 0;
     for (int i = 0; i < 2200; i++) {
         if (i == 200)
@@ -635,16 +629,11 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *ptx = getenv("AG_KERNELS_PTX");
-    static char image[1 << 20];
-    FILE *f = ptx ? fopen(ptx, "rb") : NULL;
-    size_t len = f ? fread(image, 1, sizeof image - 1, f) : 0;
-    if (f)
-        fclose(f);
-    if (!len) {
+    if (!ptx || !*ptx) {
         fprintf(stderr, "adversary: set AG_KERNELS_PTX to the test kernels' PTX\n");
         return 2;
     }
-    image[len] = 0;
+    image = read_file(ptx);
     signal(SIGALRM, on_alarm);
     alarm(pattern == 12 ? 40 : 30);
     CUdevice dev;

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
+
 static const char usage[] =
     "usage: %s [options]   (PTX from env AG_KERNELS_PTX)\n"
     "  --iters N             iterations (default 20)\n"
@@ -45,19 +47,6 @@ static const char usage[] =
     "                        V segments that differ in shape, taken in turn\n"
     "  --spin                end each iteration with ag_inc on host-mapped memory and\n"
     "                        wait for it by spinning on the host (no CUDA sync)\n";
-
-#define CHECK(call) check((call), #call, __LINE__)
-
-static void check(CUresult rc, const char *call, int line)
-{
-    if (rc == CUDA_SUCCESS)
-        return;
-    const char *name = NULL;
-    if (cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name)
-        name = "?";
-    fprintf(stderr, "eng_loop.c:%d: %s failed: %s (%d)\n", line, call, name, (int)rc);
-    exit(2);
-}
 
 static struct {
     long iters, kernels, n, threads, shape_at, ptr_at;
@@ -391,24 +380,6 @@ static void *run(void *arg)
     graph_launches_total += w->graph_launches;
     pthread_mutex_unlock(&count_lock);
     return NULL;
-}
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s\n", path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len)
-        exit(2);
-    buf[len] = 0;
-    fclose(f);
-    return buf;
 }
 
 int main(int argc, char **argv)

@@ -23,6 +23,12 @@
  *                 sequence: it reads device memory at the call (15.3)
  *   hostfn-launch a host function that launches on a stream the host is holding work on,
  *                 and on a plain one: CUDA_ERROR_NOT_PERMITTED (15.1)
+ *   deferred-error  a held launch's submission fails (too little free memory, the
+ *                 stand-in's AG_FAKE_LAUNCH_NEEDS): the stream's sync reports it, an
+ *                 unrelated event query does not (item 2)
+ *   reused-stream a primary-context reset, then a blocking stream given the handle of a
+ *                 dead non-blocking one: ordered after legacy-stream work (item 3);
+ *                 reused-stream-release: the same after the last primary-context release
  * Every call is checked: a failure prints the call and error and exits 2, except where
  * the return code is what is observed (it is printed). */
 #define _GNU_SOURCE
@@ -39,23 +45,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(call) check((call), #call, __LINE__)
-
-static void check(CUresult rc, const char *call, int line)
-{
-    if (rc == CUDA_SUCCESS)
-        return;
-    const char *name = NULL;
-    if (cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name)
-        name = "?";
-    fprintf(stderr, "holes.c:%d: %s failed: %s (%d)\n", line, call, name, (int)rc);
-    exit(2);
-}
+#include "check.h"
 
 static const char *err(CUresult rc)
 {
-    const char *name = NULL;
-    return cuGetErrorName(rc, &name) == CUDA_SUCCESS && name ? name : "?";
+    return check_name(rc);
 }
 
 enum { N = 256 };
@@ -65,19 +59,16 @@ static CUfunction f_fill, f_scale, f_add, f_inc;
 static CUstream s;
 static CUcontext ctx;
 
-static char *read_file(const char *path)
+/* The device's primary context made current, the test kernels loaded into it. */
+static void open_context(CUdevice dev)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f || fseek(f, 0, SEEK_END) != 0)
-        exit(2);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)len + 1);
-    if (!buf || fread(buf, 1, (size_t)len, f) != (size_t)len)
-        exit(2);
-    buf[len] = 0;
-    fclose(f);
-    return buf;
+    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(cuCtxSetCurrent(ctx));
+    CHECK(cuModuleLoadData(&mod, image));
+    CHECK(cuModuleGetFunction(&f_fill, mod, "ag_fill"));
+    CHECK(cuModuleGetFunction(&f_scale, mod, "ag_scale"));
+    CHECK(cuModuleGetFunction(&f_add, mod, "ag_add"));
+    CHECK(cuModuleGetFunction(&f_inc, mod, "ag_inc"));
 }
 
 static void fill(CUdeviceptr p, float v)
@@ -480,25 +471,108 @@ static void hostfn_launch(void)
     }
 }
 
+/* Item 2 of issue 8 (invariant 5): a launch that fails at the call because too little
+ * device memory is free (the stand-in's AG_FAKE_LAUNCH_NEEDS seam) while the library
+ * holds it. Eagerly the error is the launch's; held, it is met when the held work is
+ * submitted, and belongs to the stream's next synchronizing call, not to a query of
+ * another stream's event. Prints, per iteration, the first error among the stream's
+ * calls (launches to synchronize) and what the query of the unrelated event returned. */
+static void deferred_error(void)
+{
+    CUstream t;
+    CUevent e;
+    CUdeviceptr d, big = 0;
+    CHECK(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&e, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuMemAlloc(&d, N * 4));
+    CHECK(cuEventRecord(e, t));
+    CHECK(cuStreamSynchronize(t));
+    int n = N;
+    for (int it = 0; it < 12; it++) {
+        if (it == 8)
+            CHECK(cuMemAlloc(&big, 4 << 20)); /* launches fail from here (with the seam) */
+        if (it == 9)
+            CHECK(cuMemFree(big));
+        float one = 1.0f, two = 2.0f;
+        CUresult first = cuLaunchKernel(f_fill, 4, 1, 1, 64, 1, 1, 0, s, (void *[]){&d, &one, &n}, NULL);
+        CUresult rc = cuLaunchKernel(f_scale, 4, 1, 1, 64, 1, 1, 0, s, (void *[]){&d, &two, &n}, NULL);
+        first = first ? first : rc;
+        CUresult q = CUDA_ERROR_UNKNOWN;
+        if (it == 8) /* the held launches' error must not come back here */
+            q = cuEventQuery(e);
+        else
+            rc = cuLaunchKernel(f_scale, 4, 1, 1, 64, 1, 1, 0, s, (void *[]){&d, &two, &n}, NULL);
+        first = first ? first : rc;
+        rc = cuStreamSynchronize(s);
+        first = first ? first : rc;
+        if (it != 8)
+            q = cuEventQuery(e);
+        printf("deferred-error: it=%d stream=%s query=%s sum=%.0f\n", it, err(first), err(q), sum(d));
+    }
+    CHECK(cuEventDestroy(e));
+    CHECK(cuStreamDestroy(t));
+}
+
+/* Item 3 of issue 8: a primary-context reset destroys the context's streams, and the
+ * driver may give a dead stream's handle to a new stream (the stand-in does). Stream s,
+ * non-blocking, worked before the reset; the new stream is blocking, so work on it
+ * waits for the legacy stream's earlier work, which the library may be holding. Prints
+ * whether the handle was reused on stderr (a GPU need not reuse it). */
+static void launch_on(CUfunction f, CUstream st, void **params)
+{
+    CHECK(cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, st, params, NULL));
+}
+
+static void reused_stream(int release)
+{
+    CUdevice dev;
+    CUdeviceptr d, y;
+    CUstream fresh;
+    int n = N;
+    float one = 1.0f, two = 2.0f;
+    CHECK(cuCtxGetDevice(&dev));
+    CHECK(cuMemAlloc(&d, N * 4));
+    for (int it = 0; it < 3; it++) {
+        launch_on(f_fill, s, (void *[]){&d, &one, &n});
+        launch_on(f_scale, s, (void *[]){&d, &two, &n});
+        CHECK(cuStreamSynchronize(s));
+    }
+    if (release) /* the last reference: the context is destroyed as by a reset */
+        CHECK(cuDevicePrimaryCtxRelease(dev));
+    else
+        CHECK(cuDevicePrimaryCtxReset(dev)); /* s, d and the module go with the context */
+    open_context(dev);
+    CHECK(cuMemAlloc(&d, N * 4));
+    CHECK(cuMemAlloc(&y, N * 4));
+    CHECK(cuStreamCreate(&fresh, 0));
+    fprintf(stderr, "reused=%s\n", fresh == s ? "yes" : "no");
+    float three = 3.0f;
+    for (int it = 0; it < 12; it++) {
+        launch_on(f_fill, NULL, (void *[]){&d, &one, &n});
+        launch_on(f_scale, NULL, (void *[]){&d, &two, &n});
+        launch_on(f_add, fresh, (void *[]){&y, &d, &d, &n}); /* after the legacy stream's work: 4 */
+        launch_on(f_scale, NULL, (void *[]){&d, &three, &n});
+        CHECK(cuStreamSynchronize(fresh));
+        CHECK(cuCtxSynchronize());
+        printf("reused-stream: it=%d sum=%.0f\n", it, sum(y));
+    }
+    CHECK(cuStreamDestroy(fresh));
+}
+
 int main(int argc, char **argv)
 {
     const char *ptx = getenv("AG_KERNELS_PTX");
     if (argc < 2 || !ptx) {
         fprintf(stderr, "usage: %s unpinned|freed|null-args|attr-event|exit-signal|"
-                        "stream-churn N|module-churn N|ipc-event|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
+                        "stream-churn N|module-churn N|ipc-event|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|"
+                        "deferred-error|reused-stream[-release]   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
         return 2;
     }
     image = read_file(ptx);
     CUdevice dev;
     CHECK(cuInit(0));
     CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
-    CHECK(cuModuleLoadData(&mod, image));
-    CHECK(cuModuleGetFunction(&f_fill, mod, "ag_fill"));
-    CHECK(cuModuleGetFunction(&f_scale, mod, "ag_scale"));
-    CHECK(cuModuleGetFunction(&f_add, mod, "ag_add"));
-    CHECK(cuModuleGetFunction(&f_inc, mod, "ag_inc"));
+    open_context(dev);
     CHECK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
     const char *p = argv[1];
     long count = argc > 2 ? atol(argv[2]) : 100;
@@ -526,6 +600,12 @@ int main(int argc, char **argv)
         unknown_fns();
     else if (!strcmp(p, "hostfn-launch"))
         hostfn_launch();
+    else if (!strcmp(p, "deferred-error"))
+        deferred_error();
+    else if (!strcmp(p, "reused-stream"))
+        reused_stream(0);
+    else if (!strcmp(p, "reused-stream-release"))
+        reused_stream(1);
     else
         return 2;
     return 0;

@@ -29,6 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
+
 #define MAX_DEV 16
 
 static const char usage[] =
@@ -49,24 +51,6 @@ static struct {
     long iters, kernels, n;
     int created_ctx, legacy, peer_access, tail_held, probe, threads;
 } opt = {20, 6, 256, 0, 0, 0, 0, 0, 0};
-
-static const char *err_name(CUresult rc)
-{
-    const char *name = NULL;
-    if (cuGetErrorName(rc, &name) != CUDA_SUCCESS || !name)
-        return "?";
-    return name;
-}
-
-#define CHECK(call) check((call), #call, __LINE__)
-
-static void check(CUresult rc, const char *call, int line)
-{
-    if (rc == CUDA_SUCCESS)
-        return;
-    fprintf(stderr, "multidev.c:%d: %s failed: %s (%d)\n", line, call, err_name(rc), (int)rc);
-    exit(2);
-}
 
 static long number(const char *flag, const char *v, long lo, long hi)
 {
@@ -124,26 +108,6 @@ struct dev {
 static struct dev devs[MAX_DEV];
 static int ndev;
 static long launches, peer_copies;
-
-static void *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "cannot open %s\n", path);
-        exit(2);
-    }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)size + 1);
-    if (!buf || fread(buf, 1, (size_t)size, f) != (size_t)size) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(2);
-    }
-    buf[size] = '\0';
-    fclose(f);
-    return buf;
-}
 
 static void make_context(struct dev *d, int ordinal)
 {
@@ -325,9 +289,9 @@ static int probe_failures;
 static void expect_rc(const char *what, CUresult got, CUresult want)
 {
     if (got == want) {
-        printf("probe: %s: %s\n", what, err_name(got));
+        printf("probe: %s: %s\n", what, check_name(got));
     } else {
-        printf("probe: %s: got %s, expected %s\n", what, err_name(got), err_name(want));
+        printf("probe: %s: got %s, expected %s\n", what, check_name(got), check_name(want));
         probe_failures++;
     }
 }
