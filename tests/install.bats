@@ -44,8 +44,8 @@ has_debug_info() {
     run make -C "$ROOT" --no-print-directory "${vars[@]}" install
     assert_success
     run bash -c "cd '$stage' && find . -type f | sort"
-    assert_output "$(printf '%s\n' ./usr/bin/autograph ./usr/lib/x86_64-linux-gnu/libautograph.so \
-        ./usr/share/man/man1/autograph.1)"
+    assert_output "$(printf '%s\n' ./usr/bin/autograph ./usr/bin/autograph-analyze \
+        ./usr/lib/x86_64-linux-gnu/libautograph.so ./usr/share/man/man1/autograph.1)"
     # Installed copies are stripped; the build tree keeps the debug info.
     ! has_debug_info "$stage/usr/bin/autograph" || fail "installed launcher not stripped"
     ! has_debug_info "$stage/usr/lib/x86_64-linux-gnu/libautograph.so" || fail "installed library not stripped"

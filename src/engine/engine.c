@@ -268,11 +268,8 @@ void ag_engine_stream_destroyed(CUstream s)
  * given a reused handle is learned afresh (its own flags and context), not
  * taken for the dead one.
  */
-void ag_engine_ctx_destroyed(CUcontext ctx)
+static void drop_states(CUcontext ctx)
 {
-	if (ag_trace_active)
-		ag_trace_values(AG_TR_CTX_DESTROYED, (uintptr_t)ctx, 0, 1);
-	forget_all();
 	__atomic_store_n(&faulted, 0, __ATOMIC_RELEASE);
 	if (ag_engine_is_off() || !ctx)
 		return;
@@ -285,71 +282,20 @@ void ag_engine_ctx_destroyed(CUcontext ctx)
 	}
 }
 
-/*
- * The primary context of dev while it is active, else NULL (it has no streams
- * then). Retained and released at once, so its reference count is unchanged;
- * asking while it is inactive would create it.
- */
-static CUcontext active_primary(CUdevice dev)
+void ag_engine_ctx_destroyed(CUcontext ctx)
 {
-	unsigned flags;
-	int active = 0;
-	CUcontext ctx = NULL;
-	if (ag_engine_is_off() || AG_REAL(cuDevicePrimaryCtxGetState)(dev, &flags, &active) != CUDA_SUCCESS ||
-	    !active || AG_REAL(cuDevicePrimaryCtxRetain)(&ctx, dev) != CUDA_SUCCESS)
-		return NULL;
-	AG_REAL(cuDevicePrimaryCtxRelease_v2)(dev);
-	return ctx;
+	if (ag_trace_active)
+		ag_trace_values(AG_TR_CTX_DESTROYED, (uintptr_t)ctx, 0, 1);
+	forget_all();
+	drop_states(ctx);
 }
 
-/*
- * A primary-context reset, and a release of its last reference, destroy the
- * context with its streams, and the driver may give their handles to new
- * streams: the states of that context go as for cuCtxDestroy, or a new
- * stream would inherit a dead one's flags (blocking or not, which decides
- * its order against the legacy stream) and context (issue 8, item 3). Any
- * other release only forgets, as before: the context and its streams live on.
- * (src/hook/classes.txt: custom.)
- */
-CUresult ag_on_cuDevicePrimaryCtxReset(CUdevice dev)
+/* A primary context's last reference was released: everything was forgotten before the call. */
+void ag_engine_ctx_released(CUcontext ctx)
 {
-	ag_engine_caller(AG_FN_cuDevicePrimaryCtxReset);
-	ag_engine_ctx_destroyed(active_primary(dev));
-	return AG_REAL(cuDevicePrimaryCtxReset)(dev);
-}
-
-CUresult ag_on_cuDevicePrimaryCtxReset_v2(CUdevice dev)
-{
-	ag_engine_caller(AG_FN_cuDevicePrimaryCtxReset_v2);
-	ag_engine_ctx_destroyed(active_primary(dev));
-	return AG_REAL(cuDevicePrimaryCtxReset_v2)(dev);
-}
-
-/* After the release: whether that was the last reference (the context is no longer active). */
-static CUresult released(CUresult rc, CUdevice dev, CUcontext ctx)
-{
-	unsigned flags;
-	int active = 1;
-	if (rc == CUDA_SUCCESS && ctx && AG_REAL(cuDevicePrimaryCtxGetState)(dev, &flags, &active) == CUDA_SUCCESS &&
-	    !active)
-		ag_engine_ctx_destroyed(ctx);
-	return rc;
-}
-
-CUresult ag_on_cuDevicePrimaryCtxRelease(CUdevice dev)
-{
-	ag_engine_caller(AG_FN_cuDevicePrimaryCtxRelease);
-	CUcontext ctx = active_primary(dev);
-	ag_engine_forget_all();
-	return released(AG_REAL(cuDevicePrimaryCtxRelease)(dev), dev, ctx);
-}
-
-CUresult ag_on_cuDevicePrimaryCtxRelease_v2(CUdevice dev)
-{
-	ag_engine_caller(AG_FN_cuDevicePrimaryCtxRelease_v2);
-	CUcontext ctx = active_primary(dev);
-	ag_engine_forget_all();
-	return released(AG_REAL(cuDevicePrimaryCtxRelease_v2)(dev), dev, ctx);
+	if (ag_trace_active)
+		ag_trace_values(AG_TR_CTX_DESTROYED, (uintptr_t)ctx, 0, 1);
+	drop_states(ctx);
 }
 
 /* Off first, so that no hold begins after the flush passed its stream; one that began just

@@ -63,6 +63,10 @@ void ag_engine_ctx_destroyed(CUcontext ctx);
 /* Every status the driver returns to the program passes here: a device fault stops holding. */
 CUresult ag_engine_status(CUresult rc);
 
+/* A primary context's last reference was released (handles were forgotten before the call):
+ * its stream states go, as for a destroyed context. */
+void ag_engine_ctx_released(CUcontext ctx);
+
 /* A stream is destroyed. */
 void ag_engine_stream_destroyed(CUstream s);
 
