@@ -56,13 +56,14 @@ $(BUILD)/obj/%.o: src/%.S
 	@mkdir -p $(@D)
 	$(CC) -Isrc -MMD -MP -c $< -o $@
 
+# The generated sources include the engine's headers: -MMD, so that a change there rebuilds them.
 $(BUILD)/obj/g_hook.o: $(BUILD)/gen/g_hook.c $(GEN)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -Wno-unused-parameter -c $< -o $@
+	$(CC) $(LIB_CFLAGS) -Wno-unused-parameter -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/g_names.o: $(BUILD)/gen/g_names.c $(GEN)
 	@mkdir -p $(@D)
-	$(CC) $(LIB_CFLAGS) -c $< -o $@
+	$(CC) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
 
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/*/*.d)
 

@@ -120,3 +120,34 @@ traced() {
     assert_equal "$output" "$first"
     assert_line --regexp '^sequence [0-9]+: [0-9]+ ops \(.*\): .*replayed'
 }
+
+@test "AUTOGRAPH_REPORT: sequences, the kernel whose grid changed, the call that ended a hold; JSON by extension" {
+    run env AUTOGRAPH_REPORT="$T/r.json" AUTOGRAPH_FLUSH_US=10000000 LD_PRELOAD="$LIB" "$ENG" --iters 100 --shape-change-at 50
+    assert_success
+    run python3 - "$T/r.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+seqs = r["sequences"]
+assert seqs and all(s["fate"] for s in seqs), seqs
+assert r["runs_diverged_by_field"]["grid"] > 0, r["runs_diverged_by_field"]
+here = {k["name"]: k for k in r["kernels_left_eager"]}
+assert here["ag_stencil"]["runs_diverged_here"] > 0, here
+total = sum(k["replayed"] for k in r["kernels_left_eager"])
+assert total > 0 and r["ops_replayed"] >= total, (total, r["ops_replayed"])
+print("ok")
+PY
+    assert_output ok
+    run env AUTOGRAPH_REPORT="$T/r.txt" AUTOGRAPH_FLUSH_US=10000000 LD_PRELOAD="$LIB" "$ENG" --iters 100 --held-then sync
+    assert_success
+    grep -q "held work submitted by 1 cuStreamSynchronize" "$T/r.txt" || fail "$(cat "$T/r.txt")"
+    grep -q "^sequence [0-9]*: replayed" "$T/r.txt" || fail "$(cat "$T/r.txt")"
+}
+
+@test "AUTOGRAPH_REPORT: a file that cannot be created gets one line; the program's output is unchanged" {
+    run --separate-stderr "$ENG" --iters 30
+    want="$output"
+    run --separate-stderr env AUTOGRAPH_REPORT="$T/no/such/r.txt" LD_PRELOAD="$LIB" "$ENG" --iters 30
+    assert_success
+    assert_equal "$output" "$want"
+    [[ "$stderr" == *"AUTOGRAPH_REPORT=$T/no/such/r.txt: cannot create"* ]] || fail "stderr: $stderr"
+}

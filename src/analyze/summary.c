@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "analyze/analyze.h"
+#include "engine/engine.h"
 #include "engine/internal.h"
 #include "names.h"
 #include "stats.h"

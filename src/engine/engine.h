@@ -12,14 +12,15 @@
 
 /*
  * Which driver function the ordering call that follows comes from, for the
- * AUTOGRAPH_TRACE file: the generated wrappers say it (an enum ag_fn value)
- * before they call the engine; it costs one test while no trace is written.
+ * AUTOGRAPH_TRACE and AUTOGRAPH_REPORT files: the generated wrappers say it
+ * (an enum ag_fn value) before they call the engine; it costs one test while
+ * neither is written.
  */
-extern int ag_trace_active;
+extern int ag_engine_callers_wanted; /* a trace or a report is written */
 extern __thread int ag_trace_caller;
 static inline void ag_engine_caller(int fn)
 {
-	if (__builtin_expect(ag_trace_active, 0))
+	if (__builtin_expect(ag_engine_callers_wanted, 0))
 		ag_trace_caller = fn + 1;
 }
 
@@ -79,6 +80,25 @@ int ag_engine_pinned(const void *p, size_t bytes);
 /* Something the engine cannot observe will run from now on (a driver function handed out
  * unwrapped): held work is submitted and nothing is held for the rest of the process. */
 void ag_engine_stand_aside(void);
+
+/* AUTOGRAPH_REPORT (process/explain.c): what became of the program's operations. Sequences
+ * still alive are counted into their kernels' replays first. */
+enum ag_diverge_field { AG_DIV_KIND, AG_DIV_KERNEL, AG_DIV_GRID, AG_DIV_BLOCK, AG_DIV_SHMEM, AG_DIV_OTHER };
+void ag_engine_explain_prepare(void);
+/* Held work submitted because of each driver function's calls, by enum ag_fn value. */
+const uint64_t *ag_engine_flushes_by_fn(void);
+const uint64_t *ag_engine_diverged_fields(void);
+/* What became of one learned sequence (engine/ledger.c). */
+struct ag_ledger_entry {
+	unsigned id;
+	uint32_t n, replays, instantiations;
+	uint32_t kernels, others, top_launches; /* distinct kernels; other operations; launches of kernel */
+	const char *why;  /* how it was learned */
+	const char *fate; /* what became of it */
+	char kernel[160]; /* the kernel it launches most, demangled */
+};
+/* Every sequence, freed ones first; returns how many freed ones gave way to others. */
+unsigned long long ag_engine_sequences(void (*fn)(const struct ag_ledger_entry *, void *), void *arg);
 
 /* Process lifecycle (autograph.c). */
 void ag_engine_init(void);

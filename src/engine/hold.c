@@ -123,6 +123,7 @@ void ag_hold_flush(struct ag_stream *st, enum ag_flush why)
 	ag_nvtx_pop();
 	ag_stats_add(AG_S_OPS_EAGER, st->held_n);
 	ag_stats_add(flush_reason[why].stat, 1);
+	ag_account_flushed(st, why);
 	AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: %u held ops submitted eagerly (%s)",
 	       (void *)st->handle, seq->id, st->held_n, flush_reason[why].text);
 	hold_end(st);
@@ -179,6 +180,7 @@ static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
 	struct ag_seq *seq = st->held_seq;
 	const struct ag_op *e = &seq->ops[st->held_n];
 	if (!ag_op_same_shape(e, c)) {
+		ag_account_diverged(e, c);
 		diverge(st, AG_FLUSH_SHAPE);
 		return 0;
 	}
@@ -291,6 +293,7 @@ CUresult ag_hold_submit(struct ag_stream *st, const struct ag_call *c, int unifi
 		return rc;
 	rc = ag_engine_status(ag_policy_submit_eager(st, c));
 	op->failed = rc != CUDA_SUCCESS;
+	ag_account_eager(op);
 	ag_detect_commit(st);
 	return rc;
 }

@@ -97,6 +97,7 @@ struct ag_seq {
 	uint32_t backoff;
 	const char *why;     /* how detect.c found it (a static string) */
 	uint8_t on_shape;    /* a hold may start where only the first operation's shape matches */
+	uint8_t replays_accounted; /* account.c counted its replays into its kernels already */
 	uint8_t broken;      /* its graph could not be built: never tried again */
 	uint8_t slow;        /* its graph was not faster than eager submission */
 	uint64_t last_used;
@@ -288,14 +289,7 @@ void ag_seq_forget_all(struct ag_stream *st);
 void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi);
 
 /* ledger.c: what became of each learned sequence, kept after it is freed */
-struct ag_ledger_entry {
-	unsigned id;
-	uint32_t n, replays, instantiations;
-	uint32_t kernels, others, top_launches; /* distinct kernels; other operations; launches of kernel */
-	const char *why;  /* how it was learned */
-	const char *fate; /* what became of it */
-	char kernel[160]; /* the kernel it launches most, demangled */
-};
+struct ag_ledger_entry; /* engine.h */
 void ag_ledger_describe(const struct ag_stream *st, const struct ag_seq *s, struct ag_ledger_entry *e);
 void ag_ledger_retire(const struct ag_stream *st, const struct ag_seq *s);
 /* Every sequence, freed ones first; returns how many freed ones gave way to others. */
@@ -319,6 +313,12 @@ void ag_trace_after_fork_child(void);
 void ag_trace_op(const struct ag_call *c, CUresult rc);
 void ag_trace_order(int tag, CUstream s, int per_thread);
 void ag_trace_values(int tag, uint64_t a, uint64_t b, int count);
+
+/* account.c: where operations went, for AUTOGRAPH_REPORT */
+void ag_account_eager(const struct ag_op *op);
+void ag_account_flushed(const struct ag_stream *st, enum ag_flush why);
+void ag_account_diverged(const struct ag_op *expected, const struct ag_call *c);
+void ag_account_replays(const struct ag_seq *s); /* once per sequence, when it is retired */
 
 /* watchdog.c */
 extern uint64_t ag_watchdog_tick;

@@ -22,6 +22,11 @@ struct ag_kern {
 	uint8_t graphable;   /* not excluded by AUTOGRAPH_INCLUDE/EXCLUDE */
 	uint8_t dense;       /* parameters cover the buffer with no padding between them */
 	uint64_t launches;
+	/* Where its launches went, for AUTOGRAPH_REPORT (relaxed atomics, off the replay path):
+	 * eager while observing (not a graph node, or no learned sequence held it), held and then
+	 * submitted eagerly, inside graph launches (counted when a sequence is retired or reported),
+	 * and runs that diverged here (this launch was expected, another came). */
+	uint64_t eager_unnodeable, eager_unlearned, flushed, replayed, diverged;
 	uint16_t *offset;
 	uint16_t *size;
 	char name[];

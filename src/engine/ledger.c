@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/engine.h"
 #include "engine/internal.h"
 #include "names.h"
+
 
 #define LEDGER 4096
 
@@ -60,6 +62,8 @@ void ag_ledger_describe(const struct ag_stream *st, const struct ag_seq *s, stru
 
 void ag_ledger_retire(const struct ag_stream *st, const struct ag_seq *s)
 {
+	if (!s->replays_accounted)
+		ag_account_replays(s);
 	pthread_mutex_lock(&lock);
 	unsigned slot = used;
 	if (used == LEDGER) {

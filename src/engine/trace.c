@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "driver/real.h"
+#include "engine/engine.h"
 #include "engine/internal.h"
 #include "log.h"
 #include "pathfmt.h"
@@ -90,6 +91,7 @@ void ag_trace_open(void)
 	}
 	append(AG_TRACE_MAGIC, strlen(AG_TRACE_MAGIC));
 	__atomic_store_n(&ag_trace_active, 1, __ATOMIC_RELEASE);
+	ag_engine_callers_wanted = 1;
 }
 
 void ag_trace_close(void)

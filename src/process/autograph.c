@@ -13,6 +13,7 @@
 #include "config.h"
 #include "engine/engine.h"
 #include "log.h"
+#include "process/explain.h"
 #include "process/report.h"
 #include "process/signals.h"
 #include "stats.h"
@@ -42,6 +43,7 @@ __attribute__((constructor)) static void autograph_load(void)
 		ag_opt_print();
 	ag_signals_init();
 	ag_engine_init();
+	ag_explain_init();
 	ag_stats_on_first_call(first_driver_call);
 	pthread_atfork(before_fork, NULL, after_fork_child);
 }
@@ -50,4 +52,5 @@ __attribute__((destructor)) static void autograph_unload(void)
 {
 	ag_engine_at_exit();
 	ag_report_write("exit", 0);
+	ag_explain_write();
 }
