@@ -9,6 +9,8 @@
 # that the bench's peers are known to work. Short runs (a few seconds of work after
 # start-up), several programs at once to stay within the time budget (results do not
 # depend on what else runs; no timings are taken here), each under `timeout 60`.
+# The library runs also write AUTOGRAPH_REPORT files; the CNN's and the decodes' come
+# back as $OUT/report-<name>.txt.
 # Run from the repository root with build/ built and `make apps` done; the table
 # rows `| check | ok/FAIL/info | detail |` come last on stdout, logs go to $OUT
 # (default /tmp/gpu-workloads) as workloads-logs.tgz.
@@ -63,7 +65,7 @@ pair() { # pair SLUG COMMAND...
 	shift
 	timeout 60 "$@" --check >"$TMP/$s.plain" 2>"$TMP/$s.plain.err"
 	echo $? >"$TMP/$s.plain.rc"
-	timeout 60 env LD_PRELOAD="$LIB" AUTOGRAPH_STATS="$TMP/$s.%p.json" "$@" --check \
+	timeout 60 env LD_PRELOAD="$LIB" AUTOGRAPH_STATS="$TMP/$s.%p.json" AUTOGRAPH_REPORT="$TMP/$s.%p.report.txt" "$@" --check \
 		>"$TMP/$s.ag" 2>"$TMP/$s.ag.err"
 	echo $? >"$TMP/$s.ag.rc"
 }
@@ -152,6 +154,11 @@ for w in "${GRAPHS[@]}"; do
 	fi
 done
 
+# The AUTOGRAPH_REPORT of the process that launched the most, for the CNN and the decodes.
+for s in torch_resnet hf_decode_static hf_decode_dynamic; do
+	big=$(ls -S "$TMP/$s".*.report.txt 2>/dev/null | head -1)
+	[ -n "$big" ] && cp "$big" "$OUT/report-$s.txt"
+done
 tar -czf "$OUT/workloads-logs.tgz" -C "$TMP" . 2>/dev/null
 echo "workloads: ${SECONDS}s, logs in $OUT/workloads-logs.tgz" >&2
 printf '%s\n' "${rows[@]}"
