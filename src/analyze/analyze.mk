@@ -17,6 +17,9 @@ $(ANALYZER): $(ANALYZER_SRC) $(wildcard src/analyze/*.h src/engine/*.h src/*.h) 
 		src/stats.def src/analyze/analyze.mk $(GEN)
 	$(CC) $(ANALYZER_CFLAGS) -o $@ $(ANALYZER_SRC) -ldl -lpthread
 
+# tests/analyze.bats runs it.
+test-bats test-async: $(ANALYZER)
+
 .PHONY: install-analyzer uninstall-analyzer
 install-analyzer: $(ANALYZER)
 	install -d $(DESTDIR)$(PREFIX)/bin

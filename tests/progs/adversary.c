@@ -240,6 +240,16 @@ static int p2(void)
  * a host-function thread that a gate blocks; only the per-thread stream waits, and only
  * the host's own write releases it. Iteration i waits for word >= i; the word holds
  * i - 1 until the host opens it, so nothing needs closing. */
+/* AG_ADV_STEPS=1: each step of pattern 3 on stderr, to see where a real driver stops. */
+static void step(const char *what, uint32_t i)
+{
+    static int on = -1;
+    if (on < 0)
+        on = getenv("AG_ADV_STEPS") != NULL;
+    if (on)
+        fprintf(stderr, "p3 %u: %s\n", i, what);
+}
+
 static int p3(void)
 {
     CUstream a = stream();
@@ -254,18 +264,24 @@ static int p3(void)
     __atomic_store_n(gate, 0, __ATOMIC_SEQ_CST);
     for (uint32_t i = 1; i <= 16; i++) {
         float v = (float)i;
+        step("wait value", i);
         CHECK(cuStreamWaitValue32(CU_STREAM_PER_THREAD, dgate, i, CU_STREAM_WAIT_VALUE_GEQ));
+        step("fill a", i);
         CHECK(launch("ag_fill", a, (void *[]){&x, &one, &n}));
         CHECK(cuEventRecord(e, a));
         CHECK(launch("ag_fill", CU_STREAM_PER_THREAD, (void *[]){&w, &v, &n}));
         CHECK(cuEventRecord(e, CU_STREAM_PER_THREAD));
         CHECK(launch("ag_scale", a, (void *[]){&x, &one, &n}));
+        step("sync a", i);
         CHECK(cuStreamSynchronize(a));
+        step("query", i);
         CUresult q = cuEventQuery(e);
         CHECK(cuStreamWaitEvent(a, e, 0));
         CHECK(launch("ag_add", a, (void *[]){&y, &w, &w, &n}));
+        step("open", i);
         __atomic_store_n(gate, i, __ATOMIC_SEQ_CST); /* open: the GPU polls the word */
         CHECK(cuCtxSynchronize());
+        step("synced", i);
         if (q != CUDA_ERROR_NOT_READY)
             return result(0, "iteration %u: query of the gated record answered %s", i, name_of(q));
         if (first(y) != 2.0f * v)
