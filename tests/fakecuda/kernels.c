@@ -6,6 +6,7 @@
 
 #include "../kernels/ag_kernels.h"
 
+#include <sched.h>
 #include <string.h>
 
 #define ARG(k, args, i, var) memcpy(&(var), (args) + ag_fake_param_offset((k), (i)), sizeof(var))
@@ -89,6 +90,22 @@ static void k_inc(const struct ag_fake_kdef *k, const unsigned char *a, unsigned
         counter[0] += 1;
 }
 
+/* Spins without the stand-in's lock, as a host function runs: the host must be able to
+ * call the driver to open the gate. (Synchronous mode runs it at the call: it would spin
+ * forever there, as a host function waiting for its own thread would.) */
+static void k_spin_until(const struct ag_fake_kdef *k, const unsigned char *a, unsigned long long nt)
+{
+    const unsigned *flag;
+    unsigned value;
+    ARG(k, a, 0, flag), ARG(k, a, 1, value);
+    if (!nt)
+        return;
+    ag_fake_unlock();
+    while (__atomic_load_n(flag, __ATOMIC_ACQUIRE) < value)
+        sched_yield();
+    ag_fake_lock();
+}
+
 static void k_mix(const struct ag_fake_kdef *k, const unsigned char *a, unsigned long long nt)
 {
     float *out;
@@ -147,6 +164,7 @@ static const struct ag_fake_kdef table[] = {
     {"ag_iota", 3, {PTR, I32, I32}, k_iota},
     {"ag_stencil", 3, {PTR, PTR, I32}, k_stencil},
     {"ag_inc", 1, {PTR}, k_inc},
+    {"ag_spin_until", 2, {PTR, I32}, k_spin_until},
     {"ag_mix", 6,
      {PTR, I32, {sizeof(char), 1}, {sizeof(double), _Alignof(double)}, {sizeof(short), _Alignof(short)},
       {sizeof(long long), _Alignof(long long)}},

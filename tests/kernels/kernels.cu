@@ -56,6 +56,16 @@ extern "C" __global__ void ag_inc(int *counter)
         counter[0] += 1;
 }
 
+/* A gate on the GPU: one thread spins until the host has written at least value into
+ * mapped page-locked memory. Unlike a stream memory wait it holds no hardware queue, so
+ * other streams' work is not stuck behind it (tests/progs/adversary.c, pattern 3). */
+extern "C" __global__ void ag_spin_until(const volatile unsigned *flag, unsigned value)
+{
+    if (blockIdx.x == 0 && threadIdx.x == 0)
+        while (*flag < value)
+            __nanosleep(1000);
+}
+
 extern "C" __global__ void ag_mix(float *out, int n, char c, double d, short s, long long k)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

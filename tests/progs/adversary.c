@@ -232,14 +232,6 @@ static int p2(void)
     return result(1, "16 graph launches waited for their event");
 }
 
-/* 3: one event recorded on two streams. Stream a records it in the middle of a sequence,
- * then the per-thread default stream records it behind a closed gate, so that is the
- * record any later query or wait refers to. The gate is a stream memory wait on a word
- * of mapped page-locked memory that the host writes to open it: no host function, so
- * on a real driver nothing the host waits for (a's work, the query) can be stuck behind
- * a host-function thread that a gate blocks; only the per-thread stream waits, and only
- * the host's own write releases it. Iteration i waits for word >= i; the word holds
- * i - 1 until the host opens it, so nothing needs closing. */
 /* AG_ADV_STEPS=1: each step of pattern 3 on stderr, to see where a real driver stops. */
 static void step(const char *what, uint32_t i)
 {
@@ -250,6 +242,14 @@ static void step(const char *what, uint32_t i)
         fprintf(stderr, "p3 %u: %s\n", i, what);
 }
 
+/* 3: one event recorded on two streams. Stream a records it in the middle of a sequence,
+ * then the per-thread default stream records it behind a closed gate, so that is the
+ * record any later query or wait refers to. The gate is a kernel (ag_spin_until) that
+ * spins until the host has written at least i into a word of mapped page-locked memory:
+ * no host function (a real driver may run them all on one thread, so a gate there can
+ * block what the host waits for) and no stream memory wait (on the H200 one held the
+ * hardware queue that stream a's work shared: cuStreamSynchronize(a) never returned).
+ * Iteration i waits for word >= i; the word holds i - 1 until the host opens it. */
 static int p3(void)
 {
     CUstream a = stream();
@@ -264,8 +264,8 @@ static int p3(void)
     __atomic_store_n(gate, 0, __ATOMIC_SEQ_CST);
     for (uint32_t i = 1; i <= 16; i++) {
         float v = (float)i;
-        step("wait value", i);
-        CHECK(cuStreamWaitValue32(CU_STREAM_PER_THREAD, dgate, i, CU_STREAM_WAIT_VALUE_GEQ));
+        step("gate", i);
+        CHECK(launch("ag_spin_until", CU_STREAM_PER_THREAD, (void *[]){&dgate, &i}));
         step("fill a", i);
         CHECK(launch("ag_fill", a, (void *[]){&x, &one, &n}));
         CHECK(cuEventRecord(e, a));
