@@ -88,6 +88,9 @@ void ag_an_summary(const char *path, const struct ag_an_totals *t)
 	fallback("thrash (sequences set aside)", c[AG_S_FB_THRASH]);
 	fallback("not faster", c[AG_S_FB_NOT_FASTER]);
 	fallback("excluded (AUTOGRAPH_INCLUDE/EXCLUDE)", c[AG_S_FB_EXCLUDED]);
+	if (c[AG_S_UPDATES])
+		printf("graph updates (variants updated in place for new arguments): %llu\n",
+		       (unsigned long long)c[AG_S_UPDATES]);
 	uint64_t n = c[AG_S_OPS_REPLAYED], m = t->ops;
 	printf("graphed: %llu of %llu operations (%.1f%%)\n", (unsigned long long)n,
 	       (unsigned long long)m, m ? 100.0 * (double)n / (double)m : 0.0);

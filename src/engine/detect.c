@@ -27,6 +27,7 @@
 #define PERIOD_COMMIT 256 /* confirmed ops before an unbounded loop is graphed */
 #define PERIOD_UNIT 128   /* short periods are grouped up to this many ops */
 #define LEAD_MIN 16       /* segments at least this long start with a quarter-length graph */
+#define SHORT_SHAPE 16    /* shape periods this short wait for an exact period up to AG_PERIOD_MAX */
 
 void ag_detect_reset(struct ag_stream *st)
 {
@@ -146,19 +147,34 @@ static struct ag_lastpos *last_position(struct ag_stream *st, uint64_t t, uint64
 	return st->hist[t % AG_HIST].last = e;
 }
 
-/*
- * The smallest multiple of the shape period P (up to four) over which the
- * full hashes repeat too: ping-pong buffers make two iterations one run whose
- * replays all have the same arguments (one variant, no updates). 0 if none.
- */
-static uint64_t exact_period(const struct ag_stream *st, uint64_t t, uint64_t P, uint64_t lo)
+static int repeats(const struct ag_stream *st, uint64_t t, uint64_t D)
 {
-	for (uint64_t k = 1; k <= 4 && t + 1 >= lo + 2 * k * P; k++) {
-		uint64_t j = 0;
-		while (j < k * P && st->hist[(t - j) % AG_HIST].hash == st->hist[(t - j - k * P) % AG_HIST].hash)
-			j++;
-		if (j == k * P)
-			return k * P;
+	uint64_t j = 0;
+	while (j < D && st->hist[(t - j) % AG_HIST].hash == st->hist[(t - j - D) % AG_HIST].hash)
+		j++;
+	return j == D;
+}
+
+/*
+ * The smallest multiple D of the shape period P over which the full hashes
+ * repeat too, so that replays have the same arguments (one variant, no
+ * updates): ping-pong buffers make D two iterations; a loop of 100 launches
+ * of one kernel with 100 constants has P = 1 and D = 100. 0 if there is none;
+ * *wait when a candidate needs more of the run to be confirmed.
+ */
+static uint64_t exact_period(const struct ag_stream *st, uint64_t t, uint64_t P, uint64_t lo, int *wait)
+{
+	*wait = 0;
+	uint64_t h = st->hist[t % AG_HIST].hash;
+	for (uint64_t D = P; D <= AG_PERIOD_MAX && t >= lo + D; D += P) {
+		if (st->hist[(t - D) % AG_HIST].hash != h)
+			continue;
+		if (t + 1 < lo + 2 * D) {
+			*wait = 1;
+			return 0;
+		}
+		if (repeats(st, t, D))
+			return D;
 	}
 	return 0;
 }
@@ -219,7 +235,12 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 	uint64_t back = unique_start(st, t, P);
 	if (st->run < back + P)
 		return; /* the run must reach back to the period's unique operation */
-	uint64_t exact = exact_period(st, t, P, lo);
+	int wait;
+	uint64_t exact = exact_period(st, t, P, lo, &wait);
+	/* An exact period in sight is confirmed before settling for the shape; so is one not yet
+	 * seen behind a very short shape period (one kernel launched with N constants). */
+	if ((wait && st->run < 2 * AG_PERIOD_MAX) || (!exact && P < SHORT_SHAPE && st->run < AG_PERIOD_MAX))
+		return;
 	int on_shape = !exact; /* its runs' first arguments differ: holds start on the shape */
 	P = exact ? exact : P;
 	uint64_t max_ops = (uint64_t)ag_opt.num[AG_OPT_MAX_OPS];
