@@ -52,6 +52,7 @@ static uint64_t *flushes_by_fn; /* nfn + 1 entries; [0]: not known */
 
 static const uint8_t *p, *end;
 static int bad;
+static int ended;         /* the file's last record was AG_TR_END */
 static int dump;          /* --dump: one line per operation and ordering call as replayed */
 static uint64_t now_us;
 
@@ -479,6 +480,9 @@ static uint64_t replay(void)
 		case AG_TR_PINNED_REMOVE:
 			replay_value(tag);
 			break;
+		case AG_TR_END:
+			ended = 1;
+			break;
 		default:
 			bad = 1;
 		}
@@ -549,6 +553,10 @@ int main(int argc, char **argv)
 	if (bad)
 		fprintf(stderr, "autograph analyze: %s: malformed or cut short at byte %zu; "
 				"what came before is analyzed\n", argv[1], (size_t)(p - trace));
+	else if (!ended)
+		fprintf(stderr, "autograph analyze: %s: cut short (no end record: the process did not "
+				"exit normally, or the file is incomplete); what it holds is analyzed\n",
+			argv[1]);
 	t.ops = seen.ops, t.kernels = seen.kernels, t.copies = seen.copies, t.sets = seen.sets;
 	t.events = seen.events, t.hostfns = seen.hostfns, t.boundaries = seen.boundaries;
 	t.threads = thread_max;

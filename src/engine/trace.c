@@ -48,6 +48,8 @@ struct known {
 static struct known *streams, *kernels;
 static uint64_t next_stream = AG_TR_S_FIRST, next_kernel;
 
+static size_t begin(uint8_t *r, enum ag_trace_tag tag);
+
 static void drain(void)
 {
 	for (size_t off = 0; off < used;) {
@@ -99,6 +101,8 @@ void ag_trace_close(void)
 	if (!__atomic_exchange_n(&ag_trace_active, 0, __ATOMIC_ACQ_REL))
 		return;
 	pthread_mutex_lock(&lock);
+	uint8_t r[32];
+	append(r, begin(r, AG_TR_END));
 	drain();
 	close(fd);
 	fd = -1;

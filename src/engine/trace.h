@@ -9,7 +9,8 @@
  * index (both unsigned LEB128 varints), then the tag's fields: varints unless
  * said otherwise, "bytes" being a varint length and that many raw bytes.
  * Handles (streams, contexts, events, pointers) are the process's own values;
- * kernels and streams are defined once and then named by index.
+ * kernels and streams are defined once and then named by index. A file whose
+ * last record is not AG_TR_END was cut short (the process died, or a copy).
  */
 #ifndef AG_TRACE_H
 #define AG_TRACE_H
@@ -53,6 +54,7 @@ enum ag_trace_tag {
 	AG_TR_EVENT_CREATED, /* event, flags */
 	AG_TR_PINNED_ADD,    /* pointer, bytes */
 	AG_TR_PINNED_REMOVE, /* pointer */
+	AG_TR_END,           /* - : the last record of a file the process finished writing */
 	AG_TR_TAG_COUNT
 };
 
