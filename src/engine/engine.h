@@ -95,7 +95,7 @@ struct ag_ledger_entry {
 	uint32_t kernels, others, top_launches; /* distinct kernels; other operations; launches of kernel */
 	const char *why;  /* how it was learned */
 	const char *fate; /* what became of it */
-	char kernel[160]; /* the kernel it launches most, demangled */
+	char kernel[128]; /* the kernel it launches most, demangled */
 };
 /* Every sequence, freed ones first; returns how many freed ones gave way to others. */
 unsigned long long ag_engine_sequences(void (*fn)(const struct ag_ledger_entry *, void *), void *arg);

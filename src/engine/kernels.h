@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <cuda.h>
+#include <uthash.h>
 
 struct ag_kern {
 	uintptr_t handle;
@@ -29,6 +30,7 @@ struct ag_kern {
 	uint64_t eager_unnodeable, eager_unlearned, flushed, replayed, diverged;
 	uint16_t *offset;
 	uint16_t *size;
+	UT_hash_handle hh;   /* kernels.c: in the retired table, once its handle went away */
 	char name[];
 };
 

@@ -16,7 +16,7 @@
 #include "names.h"
 
 
-#define LEDGER 4096
+#define LEDGER 512
 
 static struct ag_ledger_entry entries[LEDGER];
 static unsigned used;
