@@ -49,7 +49,6 @@ static struct known *streams, *kernels;
 static uint64_t next_stream = AG_TR_S_FIRST, next_kernel;
 
 static size_t begin(uint8_t *r, enum ag_trace_tag tag);
-
 static void drain(void)
 {
 	for (size_t off = 0; off < used;) {
@@ -109,8 +108,7 @@ void ag_trace_close(void)
 	pthread_mutex_unlock(&lock);
 }
 
-/* The forked child must not write into the parent's file. */
-void ag_trace_after_fork_child(void)
+void ag_trace_after_fork_child(void) /* it must not write into the parent's file */
 {
 	ag_trace_active = 0;
 	fd = -1;
