@@ -71,10 +71,14 @@ void ag_account_replays(const struct ag_seq *s)
 static void account_live(struct ag_stream *st, void *arg)
 {
 	(void)arg;
+	if (st == ag_stream_locked || !ag_stream_trylock(st))
+		return; /* another thread is in it at exit: its replays go uncounted */
 	for (struct ag_seq *s = st->seqs; s; s = s->next) {
-		ag_account_replays(s);
+		if (!s->replays_accounted)
+			ag_account_replays(s);
 		s->replays_accounted = 1;
 	}
+	ag_stream_unlock(st);
 }
 
 void ag_engine_explain_prepare(void)

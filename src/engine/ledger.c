@@ -88,14 +88,18 @@ struct each {
 	void *arg;
 };
 
+/* At exit other threads may still submit: a stream whose lock is taken is left out. */
 static void live(struct ag_stream *st, void *arg)
 {
 	const struct each *x = arg;
+	if (st == ag_stream_locked || !ag_stream_trylock(st))
+		return;
 	for (const struct ag_seq *s = st->seqs; s; s = s->next) {
 		struct ag_ledger_entry e;
 		ag_ledger_describe(st, s, &e);
 		x->fn(&e, x->arg);
 	}
+	ag_stream_unlock(st);
 }
 
 unsigned long long ag_ledger_each(void (*fn)(const struct ag_ledger_entry *, void *), void *arg)
