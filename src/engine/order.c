@@ -242,9 +242,12 @@ CUresult ag_on_cuCtxSynchronize(void)
 	return ctx_sync_done(AG_REAL(cuCtxSynchronize)(), NULL);
 }
 
+/* CUDA 13 added the variant; a build against 12.x headers has no wrapper for it to call this. */
+#if CUDA_VERSION >= 13000
 CUresult ag_on_cuCtxSynchronize_v2(CUcontext ctx)
 {
 	ag_engine_caller(AG_FN_cuCtxSynchronize_v2);
 	ag_engine_barrier();
 	return ctx_sync_done(AG_REAL(cuCtxSynchronize_v2)(ctx), ctx);
 }
+#endif
