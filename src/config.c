@@ -66,6 +66,22 @@ static int parse_int(const char *v, long lo, long hi, long *num)
 	return 0;
 }
 
+/* A path must name a file we could create, so it needs a '/' or a '.'. */
+static int is_path(const char *v)
+{
+	return strchr(v, '/') || strchr(v, '.');
+}
+
+/* 0 if the template's % escapes are well formed, else -1 and what is accepted in why. */
+static int path_ok(const char *v, char *why, size_t why_len)
+{
+	char bad[80];
+	if (ag_path_check(v, bad, sizeof bad) == 0)
+		return 0;
+	snprintf(why, why_len, "a file path whose %% escapes are %%p, %%h, %%n, %%q{VAR} or %%%% (%s)", bad);
+	return -1;
+}
+
 int ag_opt_parse(enum ag_opt_id id, const char *v, long *num, const char **text, char *why,
 		 size_t why_len)
 {
@@ -98,16 +114,9 @@ int ag_opt_parse(enum ag_opt_id id, const char *v, long *num, const char **text,
 			*text = NULL;
 			return 0;
 		}
-		/* A path: it must name a file we could create, so it needs a '/' or a '.'. */
-		if (v[0] != '\0' && (strchr(v, '/') || strchr(v, '.'))) {
-			char bad[80];
-			if (ag_path_check(v, bad, sizeof bad) == 0) {
-				*num = 2;
-				return 0;
-			}
-			snprintf(why, why_len, "a file path whose %% escapes are %%p, %%h, %%n, "
-				 "%%q{VAR} or %%%% (%s)", bad);
-			return -1;
+		if (v[0] != '\0' && is_path(v)) {
+			*num = 2;
+			return path_ok(v, why, why_len);
 		}
 		snprintf(why, why_len, "0, 1 (summary on stderr) or a file path such as ./stats.json");
 		return -1;
@@ -117,14 +126,8 @@ int ag_opt_parse(enum ag_opt_id id, const char *v, long *num, const char **text,
 			*text = NULL;
 			return 0;
 		}
-		if (strchr(v, '/') || strchr(v, '.')) {
-			char bad[80];
-			if (ag_path_check(v, bad, sizeof bad) == 0)
-				return 0;
-			snprintf(why, why_len, "a file path whose %% escapes are %%p, %%h, %%n, "
-				 "%%q{VAR} or %%%% (%s)", bad);
-			return -1;
-		}
+		if (is_path(v))
+			return path_ok(v, why, why_len);
 		snprintf(why, why_len, "empty (off) or a file path such as ./trace.%%p.agt");
 		return -1;
 	case AG_TYPE_LIST:

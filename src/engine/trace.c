@@ -149,6 +149,19 @@ static void note_ctx(void)
 	thread_ctx = ctx;
 }
 
+/* The index a stream or kernel has in the file; *fresh when it is new and must be defined. */
+static uint64_t remember(struct known **table, uintptr_t key, uint64_t *next, int *fresh)
+{
+	struct known *k;
+	HASH_FIND(hh, *table, &key, sizeof key, k);
+	if ((*fresh = !k) && (k = calloc(1, sizeof *k))) {
+		k->key = key;
+		k->index = (*next)++;
+		HASH_ADD(hh, *table, key, sizeof k->key, k);
+	}
+	return k ? k->index : (*next)++;
+}
+
 static uint64_t stream_index(CUstream s)
 {
 	if (s == NULL)
@@ -158,20 +171,14 @@ static uint64_t stream_index(CUstream s)
 	if (s == CU_STREAM_PER_THREAD)
 		return AG_TR_S_PER_THREAD;
 	uintptr_t key = (uintptr_t)s;
-	struct known *k;
-	HASH_FIND(hh, streams, &key, sizeof key, k);
-	if (k)
-		return k->index;
+	int fresh;
+	uint64_t index = remember(&streams, key, &next_stream, &fresh);
+	if (!fresh)
+		return index;
 	CUcontext ctx = NULL;
 	unsigned flags = 0;
 	int ok = AG_REAL(cuStreamGetCtx)(s, &ctx) == CUDA_SUCCESS &&
 		 AG_REAL(cuStreamGetFlags)(s, &flags) == CUDA_SUCCESS;
-	uint64_t index = next_stream++;
-	if ((k = calloc(1, sizeof *k))) {
-		k->key = key;
-		k->index = index;
-		HASH_ADD(hh, streams, key, sizeof k->key, k);
-	}
 	uint8_t r[64];
 	size_t n = begin(r, AG_TR_STREAM);
 	n += ag_trace_put(r + n, index);
@@ -185,17 +192,10 @@ static uint64_t stream_index(CUstream s)
 
 static uint64_t kernel_index(const struct ag_kern *kern)
 {
-	uintptr_t key = (uintptr_t)kern;
-	struct known *k;
-	HASH_FIND(hh, kernels, &key, sizeof key, k);
-	if (k)
-		return k->index;
-	uint64_t index = next_kernel++;
-	if ((k = calloc(1, sizeof *k))) {
-		k->key = key;
-		k->index = index;
-		HASH_ADD(hh, kernels, key, sizeof k->key, k);
-	}
+	int fresh;
+	uint64_t index = remember(&kernels, (uintptr_t)kern, &next_kernel, &fresh);
+	if (!fresh)
+		return index;
 	uint8_t r[64];
 	size_t n = begin(r, AG_TR_KERNEL);
 	n += ag_trace_put(r + n, index);
