@@ -232,15 +232,16 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 		commit = PERIOD_COMMIT;
 	if (!P || st->run < commit || st->run < P)
 		return;
-	uint64_t back = unique_start(st, t, P);
-	if (st->run < back + P)
-		return; /* the run must reach back to the period's unique operation */
 	int wait;
 	uint64_t exact = exact_period(st, t, P, lo, &wait);
 	/* An exact period in sight is confirmed before settling for the shape; so is one not yet
-	 * seen behind a very short shape period (one kernel launched with N constants). */
+	 * seen behind a very short shape period (one kernel launched with N constants). Checked
+	 * first: it is the cheaper test, and the one that waits longest. */
 	if ((wait && st->run < 2 * AG_PERIOD_MAX) || (!exact && P < SHORT_SHAPE && st->run < AG_PERIOD_MAX))
 		return;
+	uint64_t back = unique_start(st, t, P);
+	if (st->run < back + P)
+		return; /* the run must reach back to the period's unique operation */
 	int on_shape = !exact; /* its runs' first arguments differ: holds start on the shape */
 	P = exact ? exact : P;
 	uint64_t max_ops = (uint64_t)ag_opt.num[AG_OPT_MAX_OPS];
