@@ -118,14 +118,15 @@ static void free_seq(const struct ag_stream *st, struct ag_seq *s)
 	free(s);
 }
 
-/* Every sequence of the stream, graphs and all; detection starts over. */
+/* Every sequence of the stream, graphs and all; detection starts over. The index goes
+ * first: its table hangs off its head, which is one of the sequences freed here. */
 void ag_seq_forget_all(struct ag_stream *st)
 {
+	HASH_CLEAR(by_first, st->by_first);
 	for (struct ag_seq *s = st->seqs, *next; s; s = next) {
 		next = s->next;
 		free_seq(st, s);
 	}
-	HASH_CLEAR(by_first, st->by_first);
 	st->seqs = NULL;
 	ag_detect_reset(st);
 }
@@ -158,12 +159,12 @@ void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi)
 			p = &s->next;
 			continue;
 		}
+		if (!dropped) /* before the index's head can be freed: the table hangs off it */
+			HASH_CLEAR(by_first, st->by_first);
 		*p = s->next;
 		free_seq(st, s);
 		dropped = 1;
 	}
-	if (!dropped)
-		return;
-	HASH_CLEAR(by_first, st->by_first);
-	index_all(st, st->seqs);
+	if (dropped)
+		index_all(st, st->seqs);
 }
