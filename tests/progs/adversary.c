@@ -249,7 +249,24 @@ static void step(const char *what, uint32_t i)
  * no host function (a real driver may run them all on one thread, so a gate there can
  * block what the host waits for) and no stream memory wait (on the H200 one held the
  * hardware queue that stream a's work shared: cuStreamSynchronize(a) never returned).
- * Iteration i waits for word >= i; the word holds i - 1 until the host opens it. */
+ * Iteration i waits for word >= i; the word holds i - 1 until the host opens it.
+ * Every kernel runs once before the first gate closes: with lazy module loading (the
+ * default since CUDA 12.2) a kernel's first launch loads it, and loading may wait for the
+ * whole context, so a first launch on stream a behind a spinning kernel that waits for the
+ * host deadlocks (Programming Guide, "Lazy Loading": concurrent execution). On the H200 the
+ * program hung there with and without the library until it warmed up. */
+static void p3_warm_up(CUdeviceptr dgate, CUdeviceptr x, CUdeviceptr y)
+{
+    float one = 1.0f;
+    int n = N;
+    uint32_t open = 0;
+    CHECK(launch("ag_spin_until", CU_STREAM_PER_THREAD, (void *[]){&dgate, &open}));
+    CHECK(launch("ag_fill", CU_STREAM_PER_THREAD, (void *[]){&x, &one, &n}));
+    CHECK(launch("ag_scale", CU_STREAM_PER_THREAD, (void *[]){&x, &one, &n}));
+    CHECK(launch("ag_add", CU_STREAM_PER_THREAD, (void *[]){&y, &x, &x, &n}));
+    CHECK(cuCtxSynchronize());
+}
+
 static int p3(void)
 {
     CUstream a = stream();
@@ -262,6 +279,7 @@ static int p3(void)
     CHECK(cuMemHostAlloc((void **)&gate, sizeof *gate, CU_MEMHOSTALLOC_DEVICEMAP));
     CHECK(cuMemHostGetDevicePointer(&dgate, gate, 0));
     __atomic_store_n(gate, 0, __ATOMIC_SEQ_CST);
+    p3_warm_up(dgate, x, y);
     for (uint32_t i = 1; i <= 16; i++) {
         float v = (float)i;
         step("gate", i);
