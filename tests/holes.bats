@@ -178,13 +178,12 @@ st() { json_stat "$T/s.json" "$1"; }
 }
 
 @test "15.1: a launch from inside a host function returns CUDA_ERROR_NOT_PERMITTED, on a holding stream too" {
-    # Asynchronous mode: a real driver runs host functions on its own thread. In the
-    # synchronous stand-in the host function runs inside the library's own eager
-    # cuLaunchHostFunc, under the stream's lock, and its launch spins on that lock.
-    [ -n "${AG_RUN_OPEN:-}" ] || skip "open: the host function's launch matches the held sequence and is held (CUDA_SUCCESS); the engine cannot tell the driver's host-function thread (see the 15.1 commit)"
+    # Asynchronous mode: a real driver runs host functions on its own thread. The
+    # synchronous stand-in runs them inline on the program's thread, under the
+    # library's stream lock, where the launch would spin on that lock.
     export AG_FAKE_ASYNC=1 AUTOGRAPH_FLUSH_US=10000000
     same hostfn-launch
-    assert_line "hostfn-launch: it=11 held-stream=CUDA_ERROR_NOT_PERMITTED plain-stream=CUDA_ERROR_NOT_PERMITTED sum=512"
+    assert_line "hostfn-launch: it=11 held-stream=CUDA_ERROR_NOT_PERMITTED query=CUDA_ERROR_NOT_PERMITTED plain-stream=CUDA_ERROR_NOT_PERMITTED sum=512"
 }
 
 @test "item 2: a held launch's submission error comes back from its stream's sync, not from another stream's event query" {

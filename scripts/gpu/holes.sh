@@ -45,6 +45,13 @@ H=build/progs/holes E=build/progs/eng_loop
 for p in unpinned freed null-args attr-event; do
 	both "holes $p" 60 -- $H $p
 done
+for p in hostfn-launch ipc-event reused-stream reused-stream-release "fork-lock 10"; do
+	both "holes $p (item 15)" 60 -- $H $p
+done
+# What the driver answers inside a host function: the library tells its threads by
+# cuCtxGetCurrent being refused there (src/hook/callback.c).
+timeout 20 $H hostfn-probe >"$TMP/probe.out" 2>&1
+row "item 15.1: driver calls inside a host function" info "exit $?: $(tail -1 "$TMP/probe.out" | cut -d' ' -f2-)"
 both "holes stream-churn 10000 (pattern 11)" 120 -- $H stream-churn 10000
 both "holes module-churn 10000 (pattern 11)" 120 -- $H module-churn 10000
 both "pattern 12: host wait in a sequence (eng_loop --spin)" 60 -- $E --iters 300 --spin

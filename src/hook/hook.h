@@ -29,6 +29,20 @@ int ag_hook_find(const char *name);
  */
 void *ag_hook_substitute(void *real, const char *asked, enum ag_door door);
 
+/* What kind of thread this is (callback.c): unknown until its first wrapped call. */
+enum ag_thread_kind { AG_THREAD_UNKNOWN, AG_THREAD_PROGRAM, AG_THREAD_HOST_FN };
+extern __thread signed char ag_hook_thread_kind __attribute__((tls_model("initial-exec")));
+int ag_hook_classify_thread(void);
+
+/* True on a driver thread running a host function: the call goes to the driver as it is. */
+static inline __attribute__((always_inline)) int ag_hook_in_host_fn(void)
+{
+	int kind = ag_hook_thread_kind;
+	if (__builtin_expect(kind == AG_THREAD_PROGRAM, 1))
+		return 0;
+	return kind == AG_THREAD_HOST_FN || ag_hook_classify_thread();
+}
+
 /* A barrier trampoline in front of `real` (trampolines.S), or real if none is left. */
 void *ag_hook_unknown(void *real, const char *asked);
 

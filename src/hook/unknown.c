@@ -25,8 +25,10 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 void *ag_hook_unknown_enter(unsigned slot)
 {
 	ag_stats_count_unknown();
-	ag_engine_caller(-1);
-	ag_engine_barrier();
+	if (!ag_hook_in_host_fn()) {
+		ag_engine_caller(-1);
+		ag_engine_barrier();
+	}
 	return targets[slot];
 }
 

@@ -22,7 +22,8 @@
  *                 (the stand-in's test seam) and calls the last one inside a learned
  *                 sequence: it reads device memory at the call (15.3)
  *   hostfn-launch a host function that launches on a stream the host is holding work on,
- *                 and on a plain one: CUDA_ERROR_NOT_PERMITTED (15.1)
+ *                 and on a plain one, and queries the stream: CUDA_ERROR_NOT_PERMITTED (15.1)
+ *   hostfn-probe  what the driver answers inside a host function, for the GPU record
  *   deferred-error  a held launch's submission fails (too little free memory, the
  *                 stand-in's AG_FAKE_LAUNCH_NEEDS): the stream's sync reports it, an
  *                 unrelated event query does not (item 2)
@@ -431,14 +432,52 @@ static void unknown_fns(void)
 static CUstream hf_target;
 static CUdeviceptr hf_buf;
 static atomic_int hf_done;
-static CUresult hf_rc;
+static CUresult hf_rc, hf_query_rc;
 static void CUDA_CB hf_launch(void *arg)
 {
     (void)arg;
     int n = N;
     float v = 2.0f;
     hf_rc = cuLaunchKernel(f_scale, 4, 1, 1, 64, 1, 1, 0, hf_target, (void *[]){&hf_buf, &v, &n}, NULL);
+    /* A call the engine treats as a barrier: it must not flush the host's held work
+     * from this thread, whose submissions the driver refuses. */
+    hf_query_rc = cuStreamQuery(hf_target);
     atomic_store(&hf_done, 1);
+}
+
+/* What the driver answers inside a host function: the library tells its threads
+ * by cuCtxGetCurrent being refused there (src/hook/callback.c). */
+static CUresult hf_probe_rc[6];
+static void CUDA_CB hf_probe(void *arg)
+{
+    (void)arg;
+    CUcontext c;
+    CUdevice d;
+    int v, n = N;
+    float x = 1.0f;
+    hf_probe_rc[0] = cuCtxGetCurrent(&c);
+    hf_probe_rc[1] = cuCtxGetDevice(&d);
+    hf_probe_rc[2] = cuDriverGetVersion(&v);
+    hf_probe_rc[3] = cuStreamQuery(hf_target);
+    hf_probe_rc[4] = cuLaunchKernel(f_scale, 4, 1, 1, 64, 1, 1, 0, hf_target, (void *[]){&hf_buf, &x, &n}, NULL);
+    hf_probe_rc[5] = cuMemsetD32Async(hf_buf, 0, N, hf_target);
+}
+
+static void hostfn_probe(void)
+{
+    CUstream other;
+    CHECK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CHECK(cuStreamCreate(&hf_target, CU_STREAM_NON_BLOCKING));
+    CHECK(cuMemAlloc(&hf_buf, N * 4));
+    CHECK(cuLaunchHostFunc(other, hf_probe, NULL));
+    CHECK(cuStreamSynchronize(other));
+    printf("hostfn-probe: cuCtxGetCurrent=%s cuCtxGetDevice=%s cuDriverGetVersion=%s cuStreamQuery=%s "
+           "cuLaunchKernel=%s cuMemsetD32Async=%s\n", err(hf_probe_rc[0]), err(hf_probe_rc[1]),
+           err(hf_probe_rc[2]), err(hf_probe_rc[3]), err(hf_probe_rc[4]), err(hf_probe_rc[5]));
+    CHECK(cuStreamSynchronize(hf_target));
+    CHECK(cuMemFree(hf_buf));
+    CHECK(cuStreamDestroy(hf_target));
+    CHECK(cuStreamDestroy(other));
 }
 
 static void hostfn_launch(void)
@@ -461,13 +500,13 @@ static void hostfn_launch(void)
         scale(hf_buf, 2.0f);
         CHECK(cuStreamSynchronize(s));
         CHECK(cuStreamSynchronize(other));
-        CUresult held = it < 6 ? CUDA_SUCCESS : hf_rc;
+        CUresult held = it < 6 ? CUDA_SUCCESS : hf_rc, held_query = it < 6 ? CUDA_SUCCESS : hf_query_rc;
         hf_target = plain;
         atomic_store(&hf_done, 0);
         CHECK(cuLaunchHostFunc(plain, hf_launch, NULL));
         CHECK(cuStreamSynchronize(plain));
-        printf("hostfn-launch: it=%d held-stream=%s plain-stream=%s sum=%.0f\n", it, err(held), err(hf_rc),
-               sum(hf_buf));
+        printf("hostfn-launch: it=%d held-stream=%s query=%s plain-stream=%s sum=%.0f\n", it, err(held),
+               err(held_query), err(hf_rc), sum(hf_buf));
     }
 }
 
@@ -564,7 +603,7 @@ int main(int argc, char **argv)
     const char *ptx = getenv("AG_KERNELS_PTX");
     if (argc < 2 || !ptx) {
         fprintf(stderr, "usage: %s unpinned|freed|null-args|attr-event|exit-signal|"
-                        "stream-churn N|module-churn N|ipc-event|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|"
+                        "stream-churn N|module-churn N|ipc-event|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|hostfn-probe|"
                         "deferred-error|reused-stream[-release]   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
         return 2;
     }
@@ -598,6 +637,8 @@ int main(int argc, char **argv)
         fork_lock(argc > 2 ? count : 20);
     else if (!strcmp(p, "unknown-fns"))
         unknown_fns();
+    else if (!strcmp(p, "hostfn-probe"))
+        hostfn_probe();
     else if (!strcmp(p, "hostfn-launch"))
         hostfn_launch();
     else if (!strcmp(p, "deferred-error"))
