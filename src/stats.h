@@ -54,6 +54,11 @@ struct ag_stats_block {
 	uint64_t calls[AG_FN_COUNT][AG_DOOR_COUNT];
 	uint64_t scalar[AG_S_COUNT];
 	uint64_t ticks[AG_T_COUNT];
+	/* Not a statistic: measured wrappers this thread is inside. Kept here because every
+	 * measured wrapper already holds its block. Non-zero at exit means exit() was called
+	 * from a signal handler that interrupted a driver call, whose locks (the driver's and
+	 * the engine's) may be held: the exit path must not call the driver then. */
+	unsigned depth;
 	struct ag_stats_block *next_all;
 	struct ag_stats_block *next_free;
 };
@@ -95,6 +100,14 @@ static inline void ag_stats_driver_time(enum ag_driver_kind kind, uint64_t dt)
 		ag_stats_bump(&t[AG_T_GRAPH], dt);
 		ag_stats_bump(&t[AG_T_GRAPH_LAUNCHES], 1);
 	}
+}
+
+/* True while this thread is inside a measured wrapper (see depth above). Makes no block:
+ * a thread that has none never called the driver (and a first block is a first call). */
+static inline int ag_stats_in_call(void)
+{
+	const struct ag_stats_block *b = ag_stats_tls;
+	return b && b->depth != 0;
 }
 
 /* A measured wrapper ends: it began at tick t0, when the thread's driver total was d0. */

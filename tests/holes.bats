@@ -56,6 +56,19 @@ st() { json_stat "$T/s.json" "$1"; }
     done
 }
 
+@test "pattern 7: exit() from a handler that interrupted a driver call does not call the driver again" {
+    # The CI flake of 5148f05 (adversary pattern 7, 1 run in 20 beside two CPU hogs): the
+    # exit report asked the driver its version from the interrupted thread. Iteration 0:
+    # nothing learned yet (the report); iteration 8: a launch held on s (the exit flush).
+    export AG_FAKE_SIGNAL_KERNEL=ag_inc
+    local at
+    for at in 0 8; do
+        same exit-in-driver "$at"
+        assert_equal "iteration $at: $output" "iteration $at: exit-in-driver: exited from the handler"
+    done
+    (( $(st replays) > 0 )) || fail "nothing was replayed before iteration 8: nothing was held"
+}
+
 @test "pattern 8: without a timer thread nothing is held, and a host waiting for its work does not hang" {
     run timeout 60 "$ENG" --iters 100 --spin
     assert_success

@@ -61,10 +61,18 @@ CUresult ag_engine_status(CUresult rc)
 	return rc;
 }
 
-/* Registered at the first hold, so it runs before exit handlers registered earlier (cudart's). */
+/*
+ * Registered at the first hold, so it runs before exit handlers registered earlier
+ * (cudart's). Not when exit() came from a signal handler that interrupted this
+ * thread inside a driver call (issue 8, pattern 7): the driver's own locks may be
+ * held by the interrupted call, and submitting held work would wait for them
+ * forever. The held work is lost then, as it would be had the program exited
+ * inside the driver without the library.
+ */
 static void exit_flush(void)
 {
-	ag_order_flush_at_exit();
+	if (!ag_stats_in_call())
+		ag_order_flush_at_exit();
 	__atomic_store_n(&engine_off, 1, __ATOMIC_RELEASE);
 }
 

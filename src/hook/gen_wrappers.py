@@ -149,14 +149,15 @@ def main():
                 c.append(f"{head}\tag_stats_count_call(AG_FN_{n}, {door});\n\t{text}\n}}\n\n")
                 continue
             # the one return of the body becomes an assignment, so the exit can be timed
-            # a host function's call goes to the driver as it is (hook/callback.c)
+            # a host function's call goes to the driver as it is (hook/callback.c);
+            # depth says the thread is inside the library (stats.h: exit must not call the driver)
             c.append(f"{head}\tstruct ag_stats_block *ag_b = ag_stats_block();\n"
                      f"\tuint64_t ag_t0 = __rdtsc(), ag_d0 = ag_b->ticks[AG_T_DRIVER];\n"
-                     f"\tag_stats_bump(&ag_b->calls[AG_FN_{n}][{door}], 1);\n\tCUresult ag_rc;\n"
+                     f"\tag_stats_bump(&ag_b->calls[AG_FN_{n}][{door}], 1);\n\tCUresult ag_rc;\n\tag_b->depth++;\n"
                      f"\tif (__builtin_expect(ag_hook_in_host_fn(), 0))\n"
                      f"\t\tag_rc = AG_REAL({n})({', '.join(pnames)});\n\telse {{\n"
                      f"\t\t{text.replace('return ', 'ag_rc = ', 1).replace(chr(10) + chr(9), chr(10) + chr(9) * 2)}\n\t}}\n"
-                     f"\tag_stats_self(ag_b, ag_t0, ag_d0);\n\treturn ag_rc;\n}}\n\n")
+                     f"\tag_b->depth--;\n\tag_stats_self(ag_b, ag_t0, ag_d0);\n\treturn ag_rc;\n}}\n\n")
         r.append(f"static inline CUresult ag_real_call_{n}({plist})\n{{\n"
                  f"\tuint64_t ag_t = __rdtsc();\n"
                  f"\tCUresult ag_rc = ((ag_pfn_{n})ag_real_get(AG_FN_{n}))({', '.join(pnames)});\n"

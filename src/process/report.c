@@ -88,9 +88,12 @@ static void add_up(void)
 
 /* The driver's version, if the driver is loaded. In a signal handler only a pointer some
  * door already learned is used: looking one up takes the dynamic loader's lock, which the
- * interrupted thread may hold. */
+ * interrupted thread may hold. Not asked at all when exit() interrupted this thread inside
+ * a driver call, whose locks the driver may hold (stats.h, depth). */
 static int driver_version(int in_signal, int *v)
 {
+	if (ag_stats_in_call())
+		return 0;
 	void *fn = __atomic_load_n(&ag_real_fn[AG_FN_cuDriverGetVersion], __ATOMIC_ACQUIRE);
 	if (!fn && !in_signal) {
 		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);

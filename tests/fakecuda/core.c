@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* One lock around everything keeps the stand-in obviously correct; recursive so that a
  * (forbidden) CUDA call from a host function is answered instead of deadlocking. */
@@ -16,6 +17,10 @@ static pthread_mutex_t lock = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
 static pthread_cond_t changed = PTHREAD_COND_INITIALIZER;
 static int initialized;
 static _Thread_local int in_host_fn;
+/* Driver calls this thread is inside. A second one that is not a host function's can only
+ * come from a signal handler that interrupted the first, where the real driver's locks may
+ * be held by the interrupted call and it may hang: the stand-in says so and aborts. */
+static _Thread_local int depth;
 
 /* A forked child has only the thread that forked: a lock another thread held at the fork
  * is taken afresh there, so that a child's calls answer instead of hanging (the real driver
@@ -72,6 +77,13 @@ static int survives_fault(const char *symbol)
 CUresult ag_fake_begin(const char *symbol, int needs_init)
 {
     struct ag_fake_ctx *c;
+    if (depth++ && !in_host_fn) {
+        static const char msg[] = "fakecuda: a driver call from a signal handler that interrupted another "
+                                  "driver call on this thread (the real driver may hang here)\n";
+        ssize_t w = write(2, msg, sizeof msg - 1);
+        (void)w, (void)symbol;
+        abort();
+    }
     pthread_mutex_lock(&lock);
     ag_fake_trace_start(symbol);
     if (in_host_fn)
@@ -87,6 +99,7 @@ CUresult ag_fake_end(CUresult rc)
 {
     ag_fake_trace_finish(rc);
     pthread_mutex_unlock(&lock);
+    depth--;
     return rc;
 }
 

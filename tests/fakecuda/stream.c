@@ -7,6 +7,7 @@
 #include "fake.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -692,6 +693,22 @@ static CUresult launch_memory(void)
     return CUDA_SUCCESS;
 }
 
+/*
+ * A test seam for a signal that arrives inside a driver call: with
+ * AG_FAKE_SIGNAL_KERNEL=NAME, a launch of kernel NAME raises SIGUSR1 inside the call,
+ * with the stand-in's lock held, as a signal can interrupt the real driver anywhere.
+ */
+static void signal_seam(const char *kernel)
+{
+    static const char *name;
+    if (!name) {
+        const char *v = getenv("AG_FAKE_SIGNAL_KERNEL");
+        name = v ? v : "";
+    }
+    if (*name && !strcmp(name, kernel))
+        raise(SIGUSR1);
+}
+
 static CUresult launch(const struct launch *l)
 {
     const struct ag_fake_kdef *k;
@@ -704,6 +721,7 @@ static CUresult launch(const struct launch *l)
     if (rc)
         return rc;
     ag_fake_trace_field("name=%s", k->name);
+    signal_seam(k->name);
     ag_fake_trace_field("grid=%u,%u,%u", l->grid[0], l->grid[1], l->grid[2]);
     ag_fake_trace_field("block=%u,%u,%u", l->block[0], l->block[1], l->block[2]);
     ag_fake_trace_field("shmem=%u", l->shmem);

@@ -13,6 +13,8 @@
  *   module-churn N   N cycles of module load, launch, unload (pattern 11); both print
  *                 the resident growth after the first tenth of the cycles on stderr
  *   exit-signal   exit() from a SIGALRM handler while the loop replays graphs (7)
+ *   exit-in-driver [IT]  exit() from a SIGUSR1 handler that interrupted a driver call
+ *                 (the stand-in's AG_FAKE_SIGNAL_KERNEL seam) in iteration IT (7)
  *   ipc-event     a learned loop that records an interprocess event (issue 8 item 15.5)
  *   idle-timer    a replayed loop, then no CUDA call: the other threads of the process
  *                 (the library's timer) must go quiet; prints on stderr (15.8)
@@ -256,6 +258,44 @@ static void exit_signal(void)
         scale(d, 0.5f);
         CHECK(cuStreamSynchronize(s));
     }
+}
+
+/* Pattern 7, deterministically: the stand-in's AG_FAKE_SIGNAL_KERNEL=ag_inc seam raises
+ * SIGUSR1 inside the launch of ag_inc, on another stream, in iteration `at` of a learned
+ * fill, scale, scale on s (held from iteration 6 on); the handler calls exit(). Exit must
+ * not call the driver again from the interrupted thread: the stand-in aborts if it does. */
+static void exited(void)
+{
+    static const char msg[] = "exit-in-driver: exited from the handler\n";
+    ssize_t w = write(1, msg, sizeof msg - 1);
+    (void)w;
+}
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    exit(0);
+}
+
+static void exit_in_driver(long at)
+{
+    CUstream t;
+    CUdeviceptr d, c;
+    CHECK(cuStreamCreate(&t, CU_STREAM_NON_BLOCKING));
+    CHECK(cuMemAlloc(&d, N * 4));
+    CHECK(cuMemAlloc(&c, 4));
+    fflush(stdout);
+    atexit(exited);
+    signal(SIGUSR1, on_usr1);
+    for (long it = 0; it < 12; it++) {
+        fill(d, 1.0f);
+        if (it == at)
+            CHECK(cuLaunchKernel(f_inc, 1, 1, 1, 1, 1, 1, 0, t, (void *[]){&c}, NULL));
+        scale(d, 2.0f);
+        scale(d, 0.5f);
+        CHECK(cuStreamSynchronize(s));
+    }
+    printf("exit-in-driver: no signal\n");
 }
 
 /* 15.5: an interprocess event may be waited for by another process: its records are
@@ -602,7 +642,7 @@ int main(int argc, char **argv)
 {
     const char *ptx = getenv("AG_KERNELS_PTX");
     if (argc < 2 || !ptx) {
-        fprintf(stderr, "usage: %s unpinned|freed|null-args|attr-event|exit-signal|"
+        fprintf(stderr, "usage: %s unpinned|freed|null-args|attr-event|exit-signal|exit-in-driver [IT]|"
                         "stream-churn N|module-churn N|ipc-event|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|hostfn-probe|"
                         "deferred-error|reused-stream[-release]   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
         return 2;
@@ -627,6 +667,8 @@ int main(int argc, char **argv)
         stream_churn(count);
     else if (!strcmp(p, "module-churn"))
         module_churn(count);
+    else if (!strcmp(p, "exit-in-driver"))
+        exit_in_driver(argc > 2 ? count : 8);
     else if (!strcmp(p, "exit-signal"))
         exit_signal();
     else if (!strcmp(p, "ipc-event"))
