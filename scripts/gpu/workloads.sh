@@ -28,7 +28,11 @@ export XLA_PYTHON_CLIENT_PREALLOCATE=false
 LANES=5
 BUDGET_S=105 # no new program starts after this; each is bounded by timeout 60
 
-# name | command (run from the repository root; --check is added)
+# name | command (run from the repository root; --check is added). JAX runs with XLA's
+# deterministic ops: without them its reductions may sum in any order, and its
+# sum_of_sums came out -4.814825e+03 in three plain runs and two library runs but
+# -4.814826e+03 in one library run that replayed nothing (H200, 2026-12-04); with them
+# both sides print -4.814826e+03.
 WORKLOADS=(
 	"torch_resnet|python3 apps/torch_resnet.py --iters 30"
 	"hf_decode static|python3 apps/hf_decode.py --cache static --iters 3 --tokens 32"
@@ -38,7 +42,7 @@ WORKLOADS=(
 	"torch_train|python3 apps/torch_train.py --iters 20"
 	"cupy_loop|python3 apps/cupy_loop.py"
 	"cg_solver|build/apps/static/cg_solver --iters 5"
-	"jax_loop|python3 apps/jax_loop.py --iters 200"
+	"jax_loop|env XLA_FLAGS=--xla_gpu_deterministic_ops=true python3 apps/jax_loop.py --iters 200"
 )
 # Hand-written graph peers, plain only.
 GRAPHS=(
