@@ -57,7 +57,7 @@ st() { json_stat "$T/s.json" "$1"; }
 }
 
 @test "pattern 7: exit() from a handler that interrupted a driver call does not call the driver again" {
-    # The CI flake of 5148f05 (adversary pattern 7, 1 run in 20 beside two CPU hogs): the
+    # The make test flake of 5148f05 (adversary pattern 7, 1 run in 20 beside two CPU hogs): the
     # exit report asked the driver its version from the interrupted thread. Iteration 0:
     # nothing learned yet (the report); iteration 8: a launch held on s (the exit flush).
     export AG_FAKE_SIGNAL_KERNEL=ag_inc

@@ -81,7 +81,7 @@ CUresult ag_fake_begin(const char *symbol, int needs_init)
         static const char msg[] = "fakecuda: a driver call from a signal handler that interrupted another "
                                   "driver call on this thread (the real driver may hang here)\n";
         ssize_t w = write(2, msg, sizeof msg - 1);
-        (void)w, (void)symbol;
+        (void)w;
         abort();
     }
     pthread_mutex_lock(&lock);
