@@ -45,6 +45,7 @@ static size_t nfn;
 /* The operation being replayed. */
 static CUresult op_status;
 static CUdeviceptr op_src, op_dst;
+static size_t op_bytes;
 static unsigned op_src_type, op_dst_type;
 
 /* Boundaries that submitted held work, by the driver function that made them. */
@@ -124,6 +125,12 @@ unsigned ag_an_memory_type(CUdeviceptr ptr)
 CUresult ag_an_status(void)
 {
 	return op_status;
+}
+
+int ag_an_copy_range(CUdeviceptr ptr, size_t *bytes)
+{
+	*bytes = op_bytes;
+	return op_status == CUDA_SUCCESS && op_bytes && (ptr == op_src || ptr == op_dst);
 }
 
 static CUstream stream_handle(uint64_t i)
@@ -308,7 +315,7 @@ static void replay_op(void)
 	case AG_OP_COPY:
 		c.u.copy.dst = op_dst = get();
 		c.u.copy.src = op_src = get();
-		c.u.copy.bytes = get();
+		c.u.copy.bytes = op_bytes = get();
 		op_src_type = op_dst_type = 0;
 		if (c.api == AG_COPY_UNIFIED) {
 			op_src_type = (unsigned)get();
@@ -337,6 +344,8 @@ static void replay_op(void)
 		dump_op(&c);
 	ag_engine_submit(&c);
 	op_status = CUDA_SUCCESS;
+	op_src = op_dst = 0;
+	op_bytes = 0;
 }
 
 static uint64_t held_flushes(void)

@@ -32,6 +32,8 @@ CUcontext ag_an_thread_ctx(void);
 void ag_an_set_thread_ctx(CUcontext ctx);
 unsigned ag_an_memory_type(CUdeviceptr p); /* for the copy being replayed; 0: unknown */
 CUresult ag_an_status(void);               /* what the traced call being replayed returned */
+/* The device copy being replayed succeeded when traced: its ranges were device memory then. */
+int ag_an_copy_range(CUdeviceptr p, size_t *bytes);
 
 /* What the replay met, for the summary. */
 struct ag_an_totals {

@@ -100,6 +100,30 @@ static CUresult pointer_attribute(void *data, CUpointer_attribute attr, CUdevice
 	return CUDA_SUCCESS;
 }
 
+/* A device copy's new addresses are checked with these: device memory if the traced call
+ * succeeded, spanning exactly the copy. */
+static CUresult pointer_attributes(unsigned n, CUpointer_attribute *attrs, void **data, CUdeviceptr p)
+{
+	size_t bytes;
+	int dev = ag_an_copy_range(p, &bytes);
+	for (unsigned i = 0; i < n; i++) {
+		switch (attrs[i]) {
+		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+			*(unsigned *)data[i] = dev ? CU_MEMORYTYPE_DEVICE : 0;
+			break;
+		case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+			*(CUdeviceptr *)data[i] = dev ? p : 0;
+			break;
+		case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+			*(size_t *)data[i] = dev ? bytes : 0;
+			break;
+		default:
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+	}
+	return CUDA_SUCCESS;
+}
+
 static CUresult param_info(uintptr_t h, int as_kernel, size_t i, size_t *off, size_t *size)
 {
 	const struct ag_an_kernel *k = ag_an_kernel_of(h);
@@ -220,6 +244,7 @@ void ag_an_driver_init(void)
 	ANSWER(cuStreamGetCtx, stream_ctx);
 	ANSWER(cuStreamGetFlags, stream_flags);
 	ANSWER(cuPointerGetAttribute, pointer_attribute);
+	ANSWER(cuPointerGetAttributes, pointer_attributes);
 	ANSWER(cuFuncGetParamInfo, func_param_info);
 	ANSWER(cuKernelGetParamInfo, kernel_param_info);
 	ANSWER(cuFuncGetName, func_name);

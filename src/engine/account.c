@@ -42,7 +42,7 @@ void ag_account_flushed(const struct ag_stream *st, enum ag_flush why)
 }
 
 /* The first field, in the order a reader checks them, in which the call differs. */
-void ag_account_diverged(const struct ag_op *e, const struct ag_call *c)
+enum ag_diverge_field ag_account_diverged(const struct ag_op *e, const struct ag_call *c)
 {
 	const struct ag_call *x = &e->call;
 	enum ag_diverge_field f = AG_DIV_OTHER;
@@ -59,6 +59,7 @@ void ag_account_diverged(const struct ag_op *e, const struct ag_call *c)
 	add(&diverged_fields[f], 1);
 	if (x->kind == AG_OP_KERNEL && e->k)
 		add(&e->k->diverged, 1);
+	return f;
 }
 
 void ag_account_replays(const struct ag_seq *s)

@@ -192,14 +192,24 @@ static int by_shape(const void *a, const void *b)
  * 50 identical elementwise launches per step) would start holds mid-step that
  * diverge at the step's one reduction. 0 if every shape recurs.
  */
-static uint64_t unique_start(const struct ag_stream *st, uint64_t t, uint64_t P)
+static uint64_t unique_start(const struct ag_stream *st, uint64_t t, uint64_t P, uint64_t lo)
 {
 	static __thread uint64_t sorted[AG_PERIOD_MAX];
 	uint64_t first = t + 1 - P;
 	for (uint64_t i = 0; i < P; i++)
 		sorted[i] = st->hist[(first + i) % AG_HIST].shape;
 	qsort(sorted, P, sizeof *sorted, by_shape);
-	for (uint64_t i = 0; i < P; i++) {
+	/* Where the repetition began, if work that does not repeat came before it: a model's
+	 * layers follow its embedding, and pieces that start at the first layer end with the
+	 * last, where a hold started on any other layer would run past them. */
+	uint64_t origin = t + 1 - P - (st->run - 1);
+	while (origin > lo && st->hist[(origin - 1) % AG_HIST].shape == st->hist[(origin - 1 + P) % AG_HIST].shape)
+		origin--;
+	uint64_t phase = (origin + P - first % P) % P;
+	if (origin > lo)
+		return phase ? P - phase : 0;
+	for (uint64_t k = 0; k <= P; k++) {
+		uint64_t i = k ? k - 1 : phase;
 		uint64_t s = st->hist[(first + i) % AG_HIST].shape;
 		const uint64_t *at = bsearch(&s, sorted, P, sizeof *sorted, by_shape);
 		if ((at == sorted || at[-1] != s) && (at + 1 == sorted + P || at[1] != s))
@@ -239,7 +249,7 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 	 * first: it is the cheaper test, and the one that waits longest. */
 	if ((wait && st->run < 2 * AG_PERIOD_MAX) || (!exact && P < SHORT_SHAPE && st->run < AG_PERIOD_MAX))
 		return;
-	uint64_t back = unique_start(st, t, P);
+	uint64_t back = unique_start(st, t, P, lo);
 	if (st->run < back + P)
 		return; /* the run must reach back to the period's unique operation */
 	int on_shape = !exact; /* its runs' first arguments differ: holds start on the shape */
@@ -268,6 +278,18 @@ void ag_detect_epoch(struct ag_stream *st, uint64_t epoch)
 	st->seg_hash = st->seg_shape = 0;
 	st->last_epoch = epoch;
 	st->period = st->run = 0;
+}
+
+/*
+ * A hold starts: the operations observed since the segment began end there,
+ * as at a boundary. A step that a learned sequence covers only in part (the
+ * layers of a model, but not the work before them) repeats its uncovered
+ * head this way, and the head is learned like any segment.
+ */
+void ag_detect_hold_starts(struct ag_stream *st)
+{
+	if (st->observed > st->seg_start)
+		end_segment(st);
 }
 
 void ag_detect_commit(struct ag_stream *st)

@@ -100,7 +100,7 @@ static CUresult submit(const struct ag_call *c)
 	int off = ag_engine_is_off();
 	int unified_ok = 0;
 	if (c->kind == AG_OP_COPY && c->api == AG_COPY_UNIFIED && (!off || ag_opt.num[AG_OPT_STATS]))
-		unified_ok = ag_op_unified_copy_nodeable(c);
+		unified_ok = ag_copy_unified_nodeable(c);
 	struct ag_stream *st = NULL;
 	int looks = !off && !__atomic_load_n(&capture_depth, __ATOMIC_SEQ_CST) &&
 		    !__atomic_load_n(&faulted, __ATOMIC_ACQUIRE);

@@ -45,6 +45,33 @@ static void kernel_params(const struct ag_op *op, const uint8_t *args, CUcontext
 	p->extra = extra;
 }
 
+/* c's copy, with the addresses and size args holds if it is not NULL (a device copy's). */
+static void copy_params(const struct ag_call *c, const uint8_t *args, CUDA_MEMCPY3D *p)
+{
+	struct ag_call a = *c;
+	if (args)
+		memcpy(&a.u.copy, args, AG_COPY_ARGS);
+	CUdeviceptr dst = a.u.copy.dst, src = a.u.copy.src;
+	memset(p, 0, sizeof *p);
+	p->WidthInBytes = a.u.copy.bytes;
+	p->Height = 1;
+	p->Depth = 1;
+	p->srcMemoryType = p->dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+	p->srcDevice = src;
+	p->dstDevice = dst;
+	if (c->api == AG_COPY_HTOD) {
+		p->srcMemoryType = CU_MEMORYTYPE_HOST;
+		p->srcHost = (const void *)src;
+		p->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	} else if (c->api == AG_COPY_DTOH) {
+		p->srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		p->dstMemoryType = CU_MEMORYTYPE_HOST;
+		p->dstHost = (void *)dst;
+	} else if (c->api == AG_COPY_DTOD) {
+		p->srcMemoryType = p->dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	}
+}
+
 /* Programmatic serialization only lets a kernel start early: dropping it is always safe. (The
  * event-recording attributes are never on a node: op.c keeps such launches eager.) */
 static int droppable(CUlaunchAttributeID id)
@@ -85,24 +112,7 @@ static CUresult add_node(const struct ag_op *op, CUgraph g, CUgraphNode *prev, C
 	}
 	case AG_OP_COPY: {
 		CUDA_MEMCPY3D p;
-		memset(&p, 0, sizeof p);
-		p.WidthInBytes = c->u.copy.bytes;
-		p.Height = 1;
-		p.Depth = 1;
-		p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
-		p.srcDevice = c->u.copy.src;
-		p.dstDevice = c->u.copy.dst;
-		if (c->api == AG_COPY_HTOD) {
-			p.srcMemoryType = CU_MEMORYTYPE_HOST;
-			p.srcHost = (const void *)c->u.copy.src;
-			p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-		} else if (c->api == AG_COPY_DTOH) {
-			p.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-			p.dstMemoryType = CU_MEMORYTYPE_HOST;
-			p.dstHost = (void *)c->u.copy.dst;
-		} else if (c->api == AG_COPY_DTOD) {
-			p.srcMemoryType = p.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-		}
+		copy_params(c, NULL, &p);
 		return AG_REAL(cuGraphAddMemcpyNode)(node, g, prev, nd, &p, ctx);
 	}
 	case AG_OP_EVENT:
@@ -153,12 +163,19 @@ int ag_graph_build(struct ag_seq *seq, CUcontext ctx)
 	return 1;
 }
 
+/* A node's arguments: a kernel's parameter buffer, or a device copy's addresses. */
 static CUresult set_node_args(struct ag_seq *seq, CUgraphExec exec, uint32_t i, const uint8_t *args)
 {
+	const struct ag_op *op = &seq->ops[i];
+	if (op->call.kind == AG_OP_COPY) {
+		CUDA_MEMCPY3D p;
+		copy_params(&op->call, args, &p);
+		return AG_REAL(cuGraphExecMemcpyNodeSetParams)(exec, seq->nodes[i], &p, seq->ctx);
+	}
 	void *extra[5];
 	size_t size;
 	CUDA_KERNEL_NODE_PARAMS p;
-	kernel_params(&seq->ops[i], args, seq->ctx, extra, &size, &p);
+	kernel_params(op, args, seq->ctx, extra, &size, &p);
 	return AG_REAL(cuGraphExecKernelNodeSetParams_v2)(exec, seq->nodes[i], &p);
 }
 
@@ -190,6 +207,23 @@ static int update(struct ag_stream *st, struct ag_seq *seq, struct ag_variant *v
 	return 1;
 }
 
+/*
+ * An update the driver refused part-way (a copy's new addresses in memory it
+ * will not put on this node) leaves the executable matching no key: it goes,
+ * and the variant is the sequence's own graph again, instantiated when next used.
+ */
+static void discard(struct ag_seq *seq, struct ag_variant *v)
+{
+	if (v->exec) {
+		AG_REAL(cuGraphExecDestroy)(v->exec);
+		v->exec = NULL;
+		__atomic_sub_fetch(&ag_graph_count, 1, __ATOMIC_RELAXED);
+	}
+	v->ndirty = 0;
+	v->key = seq->hash;
+	AG_LOG(AG_LOG_DEBUG, "sequence %u: the driver refused a graph update; the run goes eagerly", seq->id);
+}
+
 struct ag_variant *ag_graph_variant(struct ag_stream *st, struct ag_seq *seq)
 {
 	uint64_t key = st->ndirty ? st->run_hash : seq->hash;
@@ -197,8 +231,10 @@ struct ag_variant *ag_graph_variant(struct ag_stream *st, struct ag_seq *seq)
 	for (int i = 0; i < seq->nvar; i++) {
 		struct ag_variant *v = &seq->var[i];
 		if (v->key == key && (v->exec || instantiate(seq, v))) {
-			if (v->ndirty && !update(st, seq, v))
+			if (v->ndirty && !update(st, seq, v)) {
+				discard(seq, v);
 				return NULL;
+			}
 			v->last_used = ++use_clock;
 			return v;
 		}
@@ -222,8 +258,10 @@ struct ag_variant *ag_graph_variant(struct ag_stream *st, struct ag_seq *seq)
 	} else {
 		return NULL;
 	}
-	if (!update(st, seq, v))
+	if (!update(st, seq, v)) {
+		discard(seq, v);
 		return NULL;
+	}
 	v->key = key;
 	v->last_used = ++use_clock;
 	return v;

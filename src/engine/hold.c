@@ -24,6 +24,7 @@
 #include "engine/internal.h"
 #include "engine/op.h"
 #include "log.h"
+#include "names.h"
 #include "nvtx.h"
 #include "stats.h"
 
@@ -173,6 +174,31 @@ static void diverge(struct ag_stream *st, enum ag_flush why)
 	ag_policy_diverged(st, seq);
 }
 
+/* What an operation is, for a log line: a kernel by its demangled name, else its kind. */
+static const char *op_name(CUfunction f, unsigned kind, char *buf, size_t len)
+{
+	static const char *const kinds[] = {"a kernel", "a memset", "a copy", "an event record", "a host function"};
+	const struct ag_kern *k = kind == AG_OP_KERNEL ? ag_kern_get(f) : NULL;
+	if (k)
+		return ag_name_qualified(k->name, buf, len) ? buf : k->name;
+	return kind < sizeof kinds / sizeof *kinds ? kinds[kind] : "an operation";
+}
+
+/* --log debug: where a held run left its sequence, and the first field that differed. */
+static void log_divergence(const struct ag_stream *st, const struct ag_op *e, const struct ag_call *c,
+			   enum ag_diverge_field f)
+{
+	static const char *const field[] = {
+		[AG_DIV_KIND] = "the kind of operation", [AG_DIV_KERNEL] = "the kernel",
+		[AG_DIV_GRID] = "the grid", [AG_DIV_BLOCK] = "the block", [AG_DIV_SHMEM] = "the shared memory size",
+		[AG_DIV_OTHER] = "a copy, set or attribute parameter"};
+	char want[160], got[160];
+	AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: run diverged at op %u of %u: expected %s, got %s (%s differs)",
+	       (void *)st->handle, st->held_seq->id, st->held_n + 1, st->held_seq->n,
+	       op_name(e->call.u.kern.f, e->call.kind, want, sizeof want),
+	       op_name(c->u.kern.f, c->kind, got, sizeof got), field[f]);
+}
+
 /* The next operation of a held sequence: 1 if it was taken (*rc its status), 0 if the
  * sequence diverged. */
 static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
@@ -180,7 +206,9 @@ static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
 	struct ag_seq *seq = st->held_seq;
 	const struct ag_op *e = &seq->ops[st->held_n];
 	if (!ag_op_same_shape(e, c)) {
-		ag_account_diverged(e, c);
+		enum ag_diverge_field f = ag_account_diverged(e, c);
+		if (ag_log_level >= AG_LOG_DEBUG)
+			log_divergence(st, e, c, f);
 		diverge(st, AG_FLUSH_SHAPE);
 		return 0;
 	}
@@ -203,6 +231,20 @@ static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
 			st->dirty[st->held_n] = 1;
 			st->ndirty++;
 		}
+	} else if (c->kind == AG_OP_COPY && e->argbytes && !ag_copy_same_args(c, e->args)) {
+		struct ag_op in;
+		if (!ag_opt.num[AG_OPT_UPDATE] || !ag_copy_addresses_ok(c) || !ag_copy_pack(st, c, &in)) {
+			AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: run diverged at op %u of %u: a copy's new "
+			       "addresses are %s", (void *)st->handle, st->held_seq->id, st->held_n + 1,
+			       st->held_seq->n, ag_opt.num[AG_OPT_UPDATE] ? "not both in device memory" :
+			       "not updated (AUTOGRAPH_UPDATE=0)");
+			diverge(st, AG_FLUSH_ARGS);
+			return 0;
+		}
+		args = in.args;
+		h = ag_op_args_hash(e, args);
+		st->dirty[st->held_n] = 1;
+		st->ndirty++;
 	}
 	st->held[st->held_n++] = args;
 	st->run_hash = ag_mix(st->run_hash, h);
@@ -228,8 +270,11 @@ static int startable(const struct ag_stream *st, const struct ag_seq *seq, const
 	if (!ag_policy_allows(st, seq) || e->shape != op->shape || e->argbytes != op->argbytes ||
 	    !ag_op_same_shape(e, c))
 		return 0;
-	return !op->argbytes || (seq->on_shape && ag_opt.num[AG_OPT_UPDATE]) ||
-	       memcmp(e->args, op->args, op->argbytes) == 0;
+	if (!op->argbytes || memcmp(e->args, op->args, op->argbytes) == 0)
+		return 1;
+	/* A copy's new addresses are checked as the driver would at the call (match()). */
+	return seq->on_shape && ag_opt.num[AG_OPT_UPDATE] &&
+	       (c->kind != AG_OP_COPY || ag_copy_addresses_ok(c));
 }
 
 /* Finds the kernel's entry and counts the launch against it. */
@@ -259,6 +304,7 @@ static int try_start(struct ag_stream *st, const struct ag_op *op, const struct 
 	if (!seq)
 		return 0;
 	ag_detect_epoch(st, op->epoch);
+	ag_detect_hold_starts(st);
 	hold_begin(st, seq);
 	int dirty = op->argbytes && memcmp(seq->ops[0].args, op->args, op->argbytes) != 0;
 	st->held[st->held_n] = dirty ? op->args : seq->ops[0].args;

@@ -45,7 +45,7 @@ static inline uint64_t ag_mix(uint64_t acc, uint64_t h)
 /* Why held work is submitted eagerly (hold.c maps each to its statistic and text). */
 enum ag_flush {
 	AG_FLUSH_SHAPE,         /* an operation differs from the sequence in shape */
-	AG_FLUSH_ARGS,          /* argument values differ and AUTOGRAPH_UPDATE is off */
+	AG_FLUSH_ARGS,          /* arguments differ and AUTOGRAPH_UPDATE is off, or a copy left device memory */
 	AG_FLUSH_BOUNDARY,      /* a barrier, sync, query, wait, teardown, fork or exit */
 	AG_FLUSH_TIMEOUT,       /* AUTOGRAPH_FLUSH_US without a new operation */
 	AG_FLUSH_LAUNCH_FAILED, /* the graph could not be launched */
@@ -59,7 +59,7 @@ struct ag_op {
 	const uint8_t *args;
 	uint64_t arena_pos;  /* where args were stored, to know when they are overwritten */
 	uint64_t hash;       /* everything that defines the operation */
-	uint64_t shape;      /* everything but kernel argument values */
+	uint64_t shape;      /* everything but argument values (kernel arguments, device copy addresses) */
 	uint64_t epoch;      /* changes across a boundary (sync, barrier, unrecorded op) */
 	uint32_t argbytes;
 	struct ag_lastpos *last; /* detect.c: its hash's entry when it was observed */
@@ -81,6 +81,7 @@ struct ag_seq {
 	unsigned id;
 	uint32_t n;
 	uint64_t hash;
+	uint64_t shape_hash; /* of its operations' shapes */
 	CUcontext ctx;
 	struct ag_op *ops;
 	uint8_t *blob;
@@ -255,10 +256,18 @@ void ag_op_describe(struct ag_stream *st, const struct ag_call *c, struct ag_ker
 int ag_op_pack(struct ag_stream *st, const struct ag_call *c, const struct ag_kern *k,
 	       struct ag_op *op);
 uint64_t ag_op_args_hash(const struct ag_op *op, const uint8_t *args);
-int ag_op_unified_copy_nodeable(const struct ag_call *c);
+
 /* The bytes a copy or memset touches, on either side, overlap [lo, hi). */
 int ag_op_touches(const struct ag_op *op, uintptr_t lo, uintptr_t hi);
 CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args);
+
+/* copy.c. A copy's arguments: dst, src and bytes, as they lie in struct ag_call. */
+#define AG_COPY_ARGS sizeof(((struct ag_call *)0)->u.copy)
+int ag_copy_pack(struct ag_stream *st, const struct ag_call *c, struct ag_op *op);
+int ag_copy_same_args(const struct ag_call *c, const uint8_t *args);
+/* The driver would accept the copy's addresses now: device memory, or page-locked host memory. */
+int ag_copy_addresses_ok(const struct ag_call *c);
+int ag_copy_unified_nodeable(const struct ag_call *c);
 
 /* history.c */
 int ag_history_alloc(struct ag_stream *st);
@@ -279,6 +288,7 @@ void ag_detect_commit(struct ag_stream *st);
 /* A boundary before the next operation ends the segment being observed. */
 void ag_detect_epoch(struct ag_stream *st, uint64_t epoch);
 void ag_detect_reset(struct ag_stream *st);
+void ag_detect_hold_starts(struct ag_stream *st);
 
 /* seq.c */
 /* on_shape: its runs' first operations differ in arguments, so a hold starts on the shape. */
@@ -317,7 +327,7 @@ void ag_trace_values(int tag, uint64_t a, uint64_t b, int count);
 /* account.c: where operations went, for AUTOGRAPH_REPORT */
 void ag_account_eager(const struct ag_op *op);
 void ag_account_flushed(const struct ag_stream *st, enum ag_flush why);
-void ag_account_diverged(const struct ag_op *expected, const struct ag_call *c);
+enum ag_diverge_field ag_account_diverged(const struct ag_op *expected, const struct ag_call *c);
 void ag_account_replays(const struct ag_seq *s); /* once per sequence, when it is retired */
 
 /* watchdog.c */

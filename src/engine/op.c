@@ -46,7 +46,10 @@ static void shape_of(const struct ag_call *c, struct shape_key *key)
 		w[6] = c->u.set.two_d;
 		break;
 	case AG_OP_COPY:
-		w[0] = c->u.copy.dst, w[1] = c->u.copy.src, w[2] = c->u.copy.bytes;
+		/* A copy's addresses and size are its arguments (copy.c), unless it is a
+		 * unified-address one, whose direction depends on them. */
+		if (c->api == AG_COPY_UNIFIED)
+			w[0] = c->u.copy.dst, w[1] = c->u.copy.src, w[2] = c->u.copy.bytes;
 		break;
 	case AG_OP_EVENT:
 		w[0] = (uintptr_t)c->u.event.ev, w[1] = c->u.event.flags, w[2] = c->u.event.with_flags;
@@ -197,30 +200,6 @@ int ag_op_pack(struct ag_stream *st, const struct ag_call *c, const struct ag_ke
 	return 1;
 }
 
-/* Where a unified-address copy goes: counted by direction, recordable unless pageable. */
-enum side { SIDE_PAGEABLE, SIDE_HOST, SIDE_DEVICE };
-
-static enum side side_of(CUdeviceptr p, size_t bytes)
-{
-	if (ag_engine_pinned((const void *)p, bytes))
-		return SIDE_HOST;
-	unsigned type = 0;
-	if (AG_REAL(cuPointerGetAttribute)(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, p) != CUDA_SUCCESS)
-		return SIDE_PAGEABLE;
-	return type == CU_MEMORYTYPE_HOST ? SIDE_HOST : SIDE_DEVICE;
-}
-
-int ag_op_unified_copy_nodeable(const struct ag_call *c)
-{
-	enum side src = side_of(c->u.copy.src, c->u.copy.bytes);
-	enum side dst = side_of(c->u.copy.dst, c->u.copy.bytes);
-	int from_dev = src == SIDE_DEVICE, to_dev = dst == SIDE_DEVICE;
-	ag_stats_add(from_dev ? (to_dev ? AG_S_COPY_DTOD_RT : AG_S_COPY_DTOH_RT)
-			      : (to_dev ? AG_S_COPY_HTOD_RT : AG_S_COPY_HTOH_RT),
-		     1);
-	return src != SIDE_PAGEABLE && dst != SIDE_PAGEABLE;
-}
-
 /* Whether the operation can be a graph node (and be held). */
 /*
  * Whether a launch attribute can be a graph node's. An attribute that records
@@ -300,6 +279,8 @@ void ag_op_describe(struct ag_stream *st, const struct ag_call *c, struct ag_ker
 			op->nodeable = 0;
 		if (op->call.u.kern.attrs)
 			op->shape = XXH3_64bits_withSeed(op->call.u.kern.attrs, attr_bytes(c), op->shape);
+	} else if (c->kind == AG_OP_COPY && c->api != AG_COPY_UNIFIED && !ag_copy_pack(st, c, op)) {
+		op->nodeable = 0;
 	}
 	op->hash = op->argbytes ? ag_op_args_hash(op, op->args) : op->shape;
 }
@@ -344,6 +325,8 @@ int ag_op_same_attrs(const struct ag_op *e, const struct ag_call *c)
 CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args)
 {
 	struct ag_call c = op->call;
+	if (c.kind == AG_OP_COPY && op->argbytes)
+		memcpy(&c.u.copy, args, AG_COPY_ARGS);
 	if (c.kind != AG_OP_KERNEL)
 		return ag_call_submit(&c);
 	void *extra[5];

@@ -34,26 +34,31 @@ static void index_first(struct ag_stream *st, struct ag_seq *seq)
 	HASH_ADD_BYHASHVALUE(by_first, st->by_first, first_hash, sizeof seq->first_hash, hv, seq);
 }
 
-static struct ag_seq *find_seq(struct ag_stream *st, uint64_t hash, unsigned *count)
+/* One with the same operations, or, for a window whose arguments change from run to run,
+ * one with the same shapes: runs of it are held and updated already (or it was set aside,
+ * and learning it again would only start the same holds over). */
+static struct ag_seq *find_seq(struct ag_stream *st, uint64_t hash, uint64_t shape, int on_shape,
+			       unsigned *count)
 {
 	*count = 0;
 	for (struct ag_seq *s = st->seqs; s; s = s->next, ++*count)
-		if (s->hash == hash)
+		if (s->hash == hash || (on_shape && s->on_shape && s->shape_hash == shape))
 			return s;
 	return NULL;
 }
 
 void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *why, int on_shape)
 {
-	uint64_t hash = 0;
+	uint64_t hash = 0, shape = 0;
 	size_t blob = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ag_op *op = &st->hist[(first + i) % AG_HIST];
 		hash = ag_mix(hash, op->hash);
+		shape = ag_mix(shape, op->shape);
 		blob += AG_ALIGN8(op->argbytes) + op->call.u.kern.nattrs * sizeof(CUlaunchAttribute);
 	}
 	unsigned count;
-	if (find_seq(st, hash, &count) || count >= SEQS_PER_STREAM)
+	if (find_seq(st, hash, shape, on_shape, &count) || count >= SEQS_PER_STREAM)
 		return;
 	/* Arguments that change while held are kept in the arena until the sequence completes. */
 	if (blob > AG_ARENA / 4) {
@@ -85,6 +90,7 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 	}
 	seq->n = n;
 	seq->hash = hash;
+	seq->shape_hash = shape;
 	seq->why = why;
 	seq->on_shape = (uint8_t)on_shape;
 	seq->id = __atomic_add_fetch(&next_seq_id, 1, __ATOMIC_RELAXED);
