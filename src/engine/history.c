@@ -6,6 +6,7 @@
  * that stream). The buffers are allocated on a stream's first operation.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "config.h"
 #include "engine/internal.h"
@@ -106,6 +107,43 @@ void ag_history_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi
 			ag_history_gap(st);
 			return;
 		}
+	}
+}
+
+/*
+ * A held operation that went to the driver eagerly after all (its run was
+ * flushed), recorded as if it had been observed then: detection sees the step
+ * whole, and a run's part that no sequence covers (a step's tail after its
+ * last complete piece, flushed at the step's sync) is learned like any other
+ * segment. Its argument bytes and attributes are copied into the arena, as an
+ * observed operation's are, since the sequence may be freed before the window.
+ */
+void ag_history_observe_held(struct ag_stream *st, const struct ag_op *recorded, const uint8_t *args,
+			     uint64_t epoch, int failed)
+{
+	struct ag_op *op = ag_history_next(st);
+	*op = *recorded;
+	op->epoch = epoch;
+	op->failed = (uint8_t)failed;
+	op->last = NULL;
+	size_t a = op->call.kind == AG_OP_KERNEL ? op->call.u.kern.nattrs * sizeof(CUlaunchAttribute) : 0;
+	if (op->argbytes || a) {
+		uint8_t *buf = ag_arena_alloc(st, AG_ALIGN8(op->argbytes) + a, &op->arena_pos);
+		if (!buf) {
+			op->nodeable = 0;
+			op->args = NULL;
+			op->argbytes = 0;
+			op->hash = op->shape;
+			return;
+		}
+		memcpy(buf, args, op->argbytes);
+		if (a) {
+			memcpy(buf + AG_ALIGN8(op->argbytes), recorded->call.u.kern.attrs, a);
+			op->call.u.kern.attrs = (const CUlaunchAttribute *)(buf + AG_ALIGN8(op->argbytes));
+		}
+		op->args = op->argbytes ? buf : NULL;
+		if (args != recorded->args)
+			op->hash = ag_op_args_hash(op, buf);
 	}
 }
 

@@ -118,8 +118,14 @@ void ag_hold_flush(struct ag_stream *st, enum ag_flush why)
 		return;
 	ag_nvtx_push("autograph: fallback");
 	CUcontext saved = ag_stream_enter_ctx(st);
-	for (uint32_t i = 0; i < st->held_n; i++)
-		defer_error(st, ag_op_submit(&seq->ops[i], st->held[i]));
+	for (uint32_t i = 0; i < st->held_n; i++) {
+		CUresult rc = ag_op_submit(&seq->ops[i], st->held[i]);
+		defer_error(st, rc);
+		if (why == AG_FLUSH_BOUNDARY) {
+			ag_history_observe_held(st, &seq->ops[i], st->held[i], st->hold_epoch, rc != CUDA_SUCCESS);
+			ag_detect_commit(st);
+		}
+	}
 	ag_stream_leave_ctx(st, saved);
 	ag_nvtx_pop();
 	ag_stats_add(AG_S_OPS_EAGER, st->held_n);
@@ -306,6 +312,7 @@ static int try_start(struct ag_stream *st, const struct ag_op *op, const struct 
 	ag_detect_epoch(st, op->epoch);
 	ag_detect_hold_starts(st);
 	hold_begin(st, seq);
+	st->hold_epoch = op->epoch;
 	int dirty = op->argbytes && memcmp(seq->ops[0].args, op->args, op->argbytes) != 0;
 	st->held[st->held_n] = dirty ? op->args : seq->ops[0].args;
 	st->dirty[st->held_n] = (uint8_t)dirty;

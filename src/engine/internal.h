@@ -173,6 +173,7 @@ struct ag_stream {
 	const uint8_t **held;
 	uint8_t *dirty;
 	uint64_t hold_tick;  /* lock-free: timer tick of the last operation taken into the hold */
+	uint64_t hold_epoch; /* the boundary epoch its operations were submitted in */
 	int holding;         /* lock-free: held_seq != NULL */
 	CUresult pending;    /* lock-free: an error met while flushing, for the next sync */
 };
@@ -280,6 +281,9 @@ uint64_t ag_history_epoch_of(const struct ag_stream *st);
 void ag_history_boundary(struct ag_stream *st);
 void ag_history_boundary_all(void);
 void ag_history_gap(struct ag_stream *st);
+/* A held operation submitted eagerly by a flush, observed in order; ag_detect_commit follows. */
+void ag_history_observe_held(struct ag_stream *st, const struct ag_op *recorded, const uint8_t *args,
+			     uint64_t epoch, int failed);
 /* Memory went away: observed operations that touch it are never learned. */
 void ag_history_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi);
 

@@ -4,7 +4,7 @@
  * middle, the program's own capture, exit or host spinning with work held). Linked
  * against libcuda directly; runs unchanged with and without libautograph, on a GPU or
  * on the fakecuda stand-in. Output, identical with and without the library:
- *   result: thread=T a=HASH b=HASH c=HASH d=HASH ix=HASH
+ *   result: thread=T a=HASH b=HASH c=HASH d=HASH ix=HASH [e=HASH with --head]
  *   counts: launches=N hostfns=N graph_launches=N
  *   exit: hostfns=N mapped=N          (--exit-held only, printed by an atexit handler)
  * Every call is checked: a failure prints the call and error name and exits 2. */
@@ -46,7 +46,14 @@ static const char usage[] =
     "  --variants V          iteration i launches its first kernel with i %% V extra blocks:\n"
     "                        V segments that differ in shape, taken in turn\n"
     "  --spin                end each iteration with ag_inc on host-mapped memory and\n"
-    "                        wait for it by spinning on the host (no CUDA sync)\n";
+    "                        wait for it by spinning on the host (no CUDA sync)\n"
+    "  --copy-rotate R       end each iteration by copying c to d through one of R\n"
+    "                        scratch buffers in turn (as a caching allocator hands out\n"
+    "                        temporaries): device copies whose addresses change\n"
+    "  --copy-bad-at N       with --copy-rotate, iteration N copies from an address that\n"
+    "                        is no allocation; prints the call's status (copy-bad: rc=N)\n"
+    "  --head H              each iteration starts with H fills of buffer e, each of its\n"
+    "                        own grid: work that does not repeat inside the iteration\n";
 
 static struct {
     long iters, kernels, n, threads, shape_at, ptr_at;
@@ -55,7 +62,8 @@ static struct {
     long gap_us;
     int ex_attr;
     long variants;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1};
+    long copy_rotate, copy_bad_at, head;
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -115,6 +123,12 @@ static void parse(int argc, char **argv)
             opt.variants = number(a, v, 1, 4096), i++;
         else if (!strcmp(a, "--gap-us"))
             opt.gap_us = number(a, v, 0, 1000000), i++;
+        else if (!strcmp(a, "--copy-rotate"))
+            opt.copy_rotate = number(a, v, 1, 64), i++;
+        else if (!strcmp(a, "--copy-bad-at"))
+            opt.copy_bad_at = number(a, v, 0, 10000000), i++;
+        else if (!strcmp(a, "--head"))
+            opt.head = number(a, v, 1, 64), i++;
         else {
             fprintf(stderr, usage, argv[0]);
             exit(2);
@@ -122,6 +136,10 @@ static void parse(int argc, char **argv)
     }
     if (opt.capture && (opt.stream_kind == STREAM_LEGACY || opt.exit_held || opt.spin)) {
         fprintf(stderr, "--capture needs a created stream, without --exit-held or --spin\n");
+        exit(2);
+    }
+    if (opt.copy_bad_at >= 0 && !opt.copy_rotate) {
+        fprintf(stderr, "--copy-bad-at needs --copy-rotate\n");
         exit(2);
     }
     if (opt.exit_held && (opt.threads != 1 || opt.spin)) {
@@ -159,7 +177,7 @@ static void print_exit_state(void)
 struct worker {
     long id;
     CUstream s;
-    CUdeviceptr a, b, c, d, ix, inc;
+    CUdeviceptr a, b, c, d, e, ix, inc, scratch[64];
     long launches, graph_launches;
     char result[256];
 };
@@ -243,6 +261,34 @@ static void barrier(long it)
                              (int)(it & 1) * 1024));
 }
 
+static void fill(struct worker *w, CUdeviceptr p, float v);
+
+/* --copy-rotate: c to d through the iteration's scratch buffer; --copy-bad-at: from an
+ * address no allocation has, whose status the program prints and survives. */
+static void rotate_copy(struct worker *w, long it)
+{
+    size_t bytes = (size_t)opt.n * 4;
+    CUdeviceptr tmp = w->scratch[it % opt.copy_rotate];
+    CHECK(cuMemcpyDtoDAsync(tmp, w->c, bytes, w->s));
+    if (it == opt.copy_bad_at) {
+        CUresult rc = cuMemcpyDtoDAsync(w->d, (CUdeviceptr)64, bytes, w->s);
+        printf("copy-bad: rc=%d\n", (int)rc);
+        return;
+    }
+    CHECK(cuMemcpyDtoDAsync(w->d, tmp, bytes, w->s));
+}
+
+/* --head: fills of e whose grids differ from one another and from every later launch. */
+static void head(struct worker *w, long it)
+{
+    int n = (int)opt.n;
+    for (long h = 0; h < opt.head; h++) {
+        float v = (float)(h + it % 3);
+        void *args[] = {&w->e, &v, &n};
+        launch(w, f_fill, (unsigned)(opt.n + 63) / 64 + 1 + (unsigned)h, args);
+    }
+}
+
 /* --exit-held: each iteration starts with a host function and ag_inc on mapped memory,
  * so that a held prefix of it changes the host. --spin: it ends with that ag_inc. */
 static void iteration(struct worker *w, long it)
@@ -252,6 +298,7 @@ static void iteration(struct worker *w, long it)
         CHECK(cuLaunchHostFunc(w->s, count_hostfn, NULL));
         inc_mapped(w);
     }
+    head(w, it);
     for (long j = 0; j < k; j++) {
         if (opt.barrier_mid && j == k / 2)
             barrier(it);
@@ -262,6 +309,8 @@ static void iteration(struct worker *w, long it)
         if (opt.gap_us)
             usleep((useconds_t)opt.gap_us);
     }
+    if (opt.copy_rotate)
+        rotate_copy(w, it);
 }
 
 static unsigned long long hash_buf(CUdeviceptr p, size_t bytes)
@@ -299,11 +348,17 @@ static void *run(void *arg)
     CHECK(cuMemAlloc(&w->c, bytes));
     CHECK(cuMemAlloc(&w->d, bytes));
     CHECK(cuMemAlloc(&w->ix, bytes));
+    if (opt.head)
+        CHECK(cuMemAlloc(&w->e, bytes));
+    for (long r = 0; r < opt.copy_rotate; r++)
+        CHECK(cuMemAlloc(&w->scratch[r], bytes));
     w->inc = mapped_dev + (CUdeviceptr)(w->id * sizeof(int));
     fill(w, w->a, 1.0f + (float)w->id);
     fill(w, w->b, 0.5f);
     fill(w, w->c, 0.0f);
     fill(w, w->d, -2.0f);
+    if (opt.head)
+        fill(w, w->e, 0.0f);
     CHECK(cuStreamSynchronize(w->s));
 
     CUgraphExec own = NULL;
@@ -370,9 +425,12 @@ static void *run(void *arg)
         exit(0);
     }
     CHECK(cuStreamSynchronize(w->s));
-    snprintf(w->result, sizeof w->result, "result: thread=%ld a=%016llx b=%016llx c=%016llx d=%016llx ix=%016llx",
-             w->id, hash_buf(w->a, bytes), hash_buf(w->b, bytes), hash_buf(w->c, bytes),
-             hash_buf(w->d, bytes), hash_buf(w->ix, bytes));
+    int len = snprintf(w->result, sizeof w->result,
+                       "result: thread=%ld a=%016llx b=%016llx c=%016llx d=%016llx ix=%016llx", w->id,
+                       hash_buf(w->a, bytes), hash_buf(w->b, bytes), hash_buf(w->c, bytes),
+                       hash_buf(w->d, bytes), hash_buf(w->ix, bytes));
+    if (opt.head)
+        snprintf(w->result + len, sizeof w->result - (size_t)len, " e=%016llx", hash_buf(w->e, bytes));
     if (own)
         CHECK(cuGraphExecDestroy(own));
     pthread_mutex_lock(&count_lock);
