@@ -159,3 +159,23 @@ PY
     assert_equal "$output" "$want"
     [[ "$stderr" == *"AUTOGRAPH_REPORT=$T/no/such/r.txt: cannot create"* ]] || fail "stderr: $stderr"
 }
+
+@test "AUTOGRAPH_REPORT: operations other than launches that stayed eager are counted by why" {
+    # 600 pageable uploads without a sync: 256 are staged, then the arena is full and the
+    # rest go unstaged, which the report must name, in text and in JSON.
+    run env AUTOGRAPH_REPORT="$T/r.json" AUTOGRAPH_FLUSH_US=10000000 LD_PRELOAD="$LIB" "$ENG" --iters 600 --upload --sync none
+    assert_success
+    run python3 - "$T/r.json" <<'PY'
+import json, sys
+o = json.load(open(sys.argv[1]))["other_operations_left_eager"]
+assert o["copy_from_pageable"] == 600 - 256, o
+assert set(o) == {"copy_to_pageable", "copy_from_pageable", "unified_copy_pageable", "timing_event_record",
+                  "other_not_a_node", "in_no_sequence"}, o
+print("ok")
+PY
+    assert_output ok
+    run env AUTOGRAPH_REPORT="$T/r.txt" AUTOGRAPH_FLUSH_US=10000000 LD_PRELOAD="$LIB" "$ENG" --iters 600 --upload --sync none
+    assert_success
+    grep -q "^  344 host-to-device copies from memory not page-locked and not staged" "$T/r.txt" ||
+        fail "$(cat "$T/r.txt")"
+}

@@ -8,9 +8,11 @@
  * returns CUDA_SUCCESS and writes nothing.
  */
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "engine/internal.h"
 #include "driver/real.h"
 #include "stats.h"
 
@@ -224,6 +226,22 @@ static CUresult graph_launch(CUgraphExec e, CUstream s)
 }
 
 /* An eager submission: costs its model and returns what the traced call returned. */
+/* The engine's staging arenas (engine/stage.c): memory of the analyzer's own, never read. */
+static CUresult host_alloc(void **p, size_t bytes, unsigned flags)
+{
+	(void)flags;
+	*p = calloc(1, bytes);
+	return *p ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* The program's pageable buffers are not in the trace: a staged copy copies nothing here. */
+static void *read_nothing(void *dst, const void *src, size_t n)
+{
+	(void)src;
+	(void)n;
+	return dst;
+}
+
 static CUresult eager(void)
 {
 	clock_now += EAGER_COST;
@@ -245,6 +263,8 @@ void ag_an_driver_init(void)
 	ANSWER(cuStreamGetFlags, stream_flags);
 	ANSWER(cuPointerGetAttribute, pointer_attribute);
 	ANSWER(cuPointerGetAttributes, pointer_attributes);
+	ANSWER(cuMemHostAlloc, host_alloc);
+	ag_stage_read = read_nothing;
 	ANSWER(cuFuncGetParamInfo, func_param_info);
 	ANSWER(cuKernelGetParamInfo, kernel_param_info);
 	ANSWER(cuFuncGetName, func_name);

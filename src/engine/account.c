@@ -1,7 +1,8 @@
 /*
  * Where operations went, for AUTOGRAPH_REPORT: per kernel, launches left
  * eager (not a graph node, or no learned sequence held them), held and then
- * submitted eagerly, and replayed inside graphs; which field of a launch broke
+ * submitted eagerly, and replayed inside graphs; the other operations left
+ * eager, by why; which field of a launch broke
  * held runs; and which driver calls made held work go eagerly. All of it is
  * counted off the replay path: on eager submissions, flushes and divergences
  * (which cost a driver call each anyway), and replays once per sequence when
@@ -17,16 +18,40 @@
 int ag_engine_callers_wanted;
 static uint64_t flushes_by_fn[AG_FN_COUNT + 1]; /* [fn + 1]; [0]: not known */
 static uint64_t diverged_fields[AG_DIV_OTHER + 1];
+static uint64_t eager_others[AG_EAGER_OTHER_COUNT];
 
 static void add(uint64_t *c, uint64_t n)
 {
 	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
 }
 
+/* Why an operation that is not a launch cannot be a node, as op.c decides it. */
+static enum ag_eager_other why_other(const struct ag_op *op)
+{
+	if (op->nodeable)
+		return AG_EAGER_NO_SEQUENCE;
+	if (op->call.kind == AG_OP_COPY)
+		switch (op->call.api) {
+		case AG_COPY_DTOH:
+			return AG_EAGER_TO_PAGEABLE;
+		case AG_COPY_HTOD:
+			return AG_EAGER_FROM_PAGEABLE;
+		case AG_COPY_UNIFIED:
+			return AG_EAGER_UNIFIED_PAGEABLE;
+		default:
+			return AG_EAGER_NOT_A_NODE;
+		}
+	return op->call.kind == AG_OP_EVENT ? AG_EAGER_TIMING_EVENT : AG_EAGER_NOT_A_NODE;
+}
+
 void ag_account_eager(const struct ag_op *op)
 {
-	if (op->call.kind == AG_OP_KERNEL && op->k)
-		add(op->nodeable ? &op->k->eager_unlearned : &op->k->eager_unnodeable, 1);
+	if (op->call.kind == AG_OP_KERNEL) {
+		if (op->k)
+			add(op->nodeable ? &op->k->eager_unlearned : &op->k->eager_unnodeable, 1);
+		return;
+	}
+	add(&eager_others[why_other(op)], 1);
 }
 
 void ag_account_flushed(const struct ag_stream *st, enum ag_flush why)
@@ -95,6 +120,11 @@ const uint64_t *ag_engine_flushes_by_fn(void)
 const uint64_t *ag_engine_diverged_fields(void)
 {
 	return diverged_fields;
+}
+
+const uint64_t *ag_engine_eager_others(void)
+{
+	return eager_others;
 }
 
 unsigned long long ag_engine_sequences(void (*fn)(const struct ag_ledger_entry *, void *), void *arg)

@@ -1,6 +1,7 @@
 /*
  * Makes the real driver call an ag_call describes, through the same family of
- * entry point (legacy or per-thread) it arrived by. Used both to forward a
+ * entry point (legacy or per-thread, and for a synchronous copy or set the
+ * synchronous one) it arrived by. Used both to forward a
  * call unchanged and to submit held work eagerly in its original order.
  */
 #include "engine/call.h"
@@ -40,6 +41,8 @@ static CUresult copy(const struct ag_call *c)
 	CUdeviceptr d = c->u.copy.dst, s = c->u.copy.src;
 	size_t n = c->u.copy.bytes;
 	int pt = c->per_thread;
+	if (c->sync_entry)
+		return pt ? AG_REAL(cuMemcpyDtoD_v2_ptds)(d, s, n) : AG_REAL(cuMemcpyDtoD_v2)(d, s, n);
 	switch (c->api) {
 	case AG_COPY_HTOD:
 		return pt ? AG_REAL(cuMemcpyHtoDAsync_v2_ptsz)(d, (const void *)s, n, c->stream)
@@ -56,6 +59,36 @@ static CUresult copy(const struct ag_call *c)
 	}
 }
 
+static CUresult sync_set(const struct ag_call *c)
+{
+	CUdeviceptr d = c->u.set.dst;
+	size_t p = c->u.set.pitch, w = c->u.set.width, h = c->u.set.height;
+	unsigned v = c->u.set.value;
+	int pt = c->per_thread;
+	if (!c->u.set.two_d) {
+		switch (c->u.set.elem) {
+		case 1:
+			return pt ? AG_REAL(cuMemsetD8_v2_ptds)(d, (unsigned char)v, w)
+				  : AG_REAL(cuMemsetD8_v2)(d, (unsigned char)v, w);
+		case 2:
+			return pt ? AG_REAL(cuMemsetD16_v2_ptds)(d, (unsigned short)v, w)
+				  : AG_REAL(cuMemsetD16_v2)(d, (unsigned short)v, w);
+		default:
+			return pt ? AG_REAL(cuMemsetD32_v2_ptds)(d, v, w) : AG_REAL(cuMemsetD32_v2)(d, v, w);
+		}
+	}
+	switch (c->u.set.elem) {
+	case 1:
+		return pt ? AG_REAL(cuMemsetD2D8_v2_ptds)(d, p, (unsigned char)v, w, h)
+			  : AG_REAL(cuMemsetD2D8_v2)(d, p, (unsigned char)v, w, h);
+	case 2:
+		return pt ? AG_REAL(cuMemsetD2D16_v2_ptds)(d, p, (unsigned short)v, w, h)
+			  : AG_REAL(cuMemsetD2D16_v2)(d, p, (unsigned short)v, w, h);
+	default:
+		return pt ? AG_REAL(cuMemsetD2D32_v2_ptds)(d, p, v, w, h) : AG_REAL(cuMemsetD2D32_v2)(d, p, v, w, h);
+	}
+}
+
 static CUresult set(const struct ag_call *c)
 {
 	CUdeviceptr d = c->u.set.dst;
@@ -63,6 +96,8 @@ static CUresult set(const struct ag_call *c)
 	unsigned v = c->u.set.value;
 	CUstream s = c->stream;
 	int pt = c->per_thread;
+	if (c->sync_entry)
+		return sync_set(c);
 	if (!c->u.set.two_d) {
 		switch (c->u.set.elem) {
 		case 1:

@@ -19,6 +19,8 @@ struct ag_call {
 	unsigned char kind;
 	unsigned char api;        /* kernel: enum ag_launch_api; copy: enum ag_copy_dir */
 	unsigned char per_thread; /* came through a _ptsz/_ptds entry point */
+	unsigned char sync_entry; /* a synchronous copy or set that does not wait (on_memory.c):
+				     submitted through its own entry point */
 	CUstream stream;
 	union {
 		struct {

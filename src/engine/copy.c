@@ -48,6 +48,23 @@ static int device_range(CUdeviceptr p, size_t n)
 }
 
 /*
+ * [p, p + n) lies inside one device allocation that is not managed memory: what a
+ * synchronous copy or set must touch to be asynchronous with respect to the host.
+ */
+int ag_copy_device_only(CUdeviceptr p, size_t n)
+{
+	CUpointer_attribute attrs[4] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+					CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
+	unsigned type = 0, managed = 1;
+	CUdeviceptr start = 0;
+	size_t size = 0;
+	void *data[4] = {&type, &start, &size, &managed};
+	if (!n || AG_REAL(cuPointerGetAttributes)(4, attrs, data, p) != CUDA_SUCCESS)
+		return 0;
+	return type == CU_MEMORYTYPE_DEVICE && !managed && p >= start && n <= size && p - start <= size - n;
+}
+
+/*
  * A held operation must not be able to fail when it is submitted, and a copy
  * with new addresses has not been submitted yet: the driver checks them at
  * the call. The device side must lie in device memory that exists now (a

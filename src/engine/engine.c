@@ -127,6 +127,9 @@ static CUresult submit(const struct ag_call *c)
 	if (st) {
 		lock(st);
 		if (ag_history_alloc(st)) {
+			struct ag_call staged;
+			if (c->kind == AG_OP_COPY && ag_stage_copy(st, c, &staged))
+				c = &staged;
 			CUresult rc = ag_hold_submit(st, c, unified_ok);
 			/* The hold counted itself (a full barrier) before this load: either the
 			 * capturing thread's flush sees it or this thread sees the capture. */
@@ -252,6 +255,7 @@ void ag_engine_forget_all(void)
  * program creating and destroying streams in a loop must not grow (issue 8, pattern 11). */
 static void free_stream(struct ag_stream *st)
 {
+	ag_stage_release(st);
 	ag_seq_forget_all(st);
 	ag_history_free(st);
 	free(st);
@@ -279,6 +283,7 @@ void ag_engine_stream_destroyed(CUstream s)
 static void drop_states(CUcontext ctx)
 {
 	__atomic_store_n(&faulted, 0, __ATOMIC_RELEASE);
+	ag_stage_ctx_gone(ctx);
 	if (ag_engine_is_off() || !ctx)
 		return;
 	struct ag_stream *gone;
@@ -338,4 +343,5 @@ void ag_engine_after_fork_child(void)
 	engine_off = 1;
 	ag_trace_after_fork_child();
 	ag_hold_after_fork_child();
+	ag_stage_after_fork_child();
 }

@@ -88,6 +88,17 @@ void ag_engine_explain_prepare(void);
 /* Held work submitted because of each driver function's calls, by enum ag_fn value. */
 const uint64_t *ag_engine_flushes_by_fn(void);
 const uint64_t *ag_engine_diverged_fields(void);
+/* Operations other than launches that stayed eager, by why. */
+enum ag_eager_other {
+	AG_EAGER_TO_PAGEABLE,     /* a device-to-host copy to pageable memory */
+	AG_EAGER_FROM_PAGEABLE,   /* a host-to-device copy from memory not page-locked, not staged */
+	AG_EAGER_UNIFIED_PAGEABLE, /* a unified-address copy with a pageable side */
+	AG_EAGER_TIMING_EVENT,    /* a record of an event with timing, or an interprocess one */
+	AG_EAGER_NOT_A_NODE,      /* anything else that cannot be a graph node */
+	AG_EAGER_NO_SEQUENCE,     /* could be a node, but no learned sequence held it */
+	AG_EAGER_OTHER_COUNT
+};
+const uint64_t *ag_engine_eager_others(void);
 /* What became of one learned sequence (engine/ledger.c). */
 struct ag_ledger_entry {
 	unsigned id;

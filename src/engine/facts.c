@@ -29,6 +29,11 @@ void ag_engine_pinned_add(const void *p, size_t bytes)
 {
 	if (ag_trace_active)
 		ag_trace_values(AG_TR_PINNED_ADD, (uintptr_t)p, bytes, 2);
+	ag_facts_pinned_add(p, bytes);
+}
+
+void ag_facts_pinned_add(const void *p, size_t bytes)
+{
 	pthread_mutex_lock(&range_lock);
 	if (nranges == cap) {
 		size_t ncap = cap ? 2 * cap : 64;
@@ -54,6 +59,11 @@ size_t ag_engine_pinned_remove(const void *p)
 {
 	if (ag_trace_active)
 		ag_trace_values(AG_TR_PINNED_REMOVE, (uintptr_t)p, 0, 1);
+	return ag_facts_pinned_remove(p);
+}
+
+size_t ag_facts_pinned_remove(const void *p)
+{
 	size_t bytes = 0;
 	pthread_mutex_lock(&range_lock);
 	for (size_t i = 0; i < nranges; i++) {

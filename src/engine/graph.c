@@ -112,7 +112,7 @@ static CUresult add_node(const struct ag_op *op, CUgraph g, CUgraphNode *prev, C
 	}
 	case AG_OP_COPY: {
 		CUDA_MEMCPY3D p;
-		copy_params(c, NULL, &p);
+		copy_params(c, op->argbytes ? op->args : NULL, &p); /* the node is what the arguments say */
 		return AG_REAL(cuGraphAddMemcpyNode)(node, g, prev, nd, &p, ctx);
 	}
 	case AG_OP_EVENT:

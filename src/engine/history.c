@@ -142,6 +142,8 @@ void ag_history_observe_held(struct ag_stream *st, const struct ag_op *recorded,
 			op->call.u.kern.attrs = (const CUlaunchAttribute *)(buf + AG_ALIGN8(op->argbytes));
 		}
 		op->args = op->argbytes ? buf : NULL;
+		if (op->call.kind == AG_OP_COPY && op->argbytes) /* the run's addresses and size, not the sequence's */
+			memcpy(&op->call.u.copy, buf, AG_COPY_ARGS);
 		if (args != recorded->args)
 			op->hash = ag_op_args_hash(op, buf);
 	}

@@ -176,6 +176,12 @@ struct ag_stream {
 	uint64_t hold_epoch; /* the boundary epoch its operations were submitted in */
 	int holding;         /* lock-free: held_seq != NULL */
 	CUresult pending;    /* lock-free: an error met while flushing, for the next sync */
+
+	/* staged (stage.c) */
+	struct ag_stage *stage; /* its arena, valid while the arena's generation is stage_gen */
+	unsigned stage_gen;
+	int stage_tried;        /* no arena could be had: not asked again until a synchronization */
+	int stage_off;          /* its arena filled up between two synchronizations: no more staging */
 };
 
 /* stream.c */
@@ -269,6 +275,8 @@ int ag_copy_same_args(const struct ag_call *c, const uint8_t *args);
 /* The driver would accept the copy's addresses now: device memory, or page-locked host memory. */
 int ag_copy_addresses_ok(const struct ag_call *c);
 int ag_copy_unified_nodeable(const struct ag_call *c);
+/* Inside one device allocation, not managed: a synchronous copy or set there does not wait. */
+int ag_copy_device_only(CUdeviceptr p, size_t n);
 
 /* history.c */
 int ag_history_alloc(struct ag_stream *st);
@@ -318,6 +326,20 @@ extern unsigned ag_graph_count;
 
 /* facts.c */
 int ag_engine_event_flags(CUevent ev, unsigned *flags);
+/* The library's own page-locked memory (stage.c): not in the trace, which records the program's. */
+void ag_facts_pinned_add(const void *p, size_t bytes);
+size_t ag_facts_pinned_remove(const void *p);
+
+/* stage.c: pageable host-to-device copies copied at the call into library page-locked memory.
+ * ag_stage_copy: 1 if *out is the call with its source staged (the stream is locked). */
+int ag_stage_copy(struct ag_stream *st, const struct ag_call *c, struct ag_call *out);
+void ag_stage_sync_begin(struct ag_stream *st); /* a call that waits for the stream begins */
+void ag_stage_sync_done(struct ag_stream *st);  /* ... and found its work complete */
+void ag_stage_release(struct ag_stream *st);    /* the stream's state goes */
+void ag_stage_ctx_idle(CUcontext ctx);          /* a context synchronize succeeded */
+void ag_stage_ctx_gone(CUcontext ctx);          /* NULL: a primary context, which one not known */
+void ag_stage_after_fork_child(void);
+extern void *(*ag_stage_read)(void *, const void *, size_t);
 
 /* trace.c (AUTOGRAPH_TRACE): records what the front door is asked; see trace.h */
 extern int ag_trace_active;

@@ -17,7 +17,8 @@ int ag_op_same_attrs(const struct ag_op *e, const struct ag_call *c);
 static inline int ag_op_same_shape(const struct ag_op *e, const struct ag_call *c)
 {
 	const struct ag_call *x = &e->call;
-	if (x->kind != c->kind || x->api != c->api || x->per_thread != c->per_thread)
+	if (x->kind != c->kind || x->api != c->api || x->per_thread != c->per_thread ||
+	    x->sync_entry != c->sync_entry)
 		return 0;
 	if (c->kind != AG_OP_KERNEL)
 		return ag_op_same_other_shape(e, c);

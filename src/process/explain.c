@@ -143,6 +143,36 @@ static void emit_kernels(struct ag_emit *e)
 	ag_emit_close(e);
 }
 
+/* Copies, sets, event records and host functions that stayed eager, by why. */
+static void emit_others(struct ag_emit *e)
+{
+	static const struct {
+		const char *key, *text;
+	} why[AG_EAGER_OTHER_COUNT] = {
+		[AG_EAGER_TO_PAGEABLE] = {"copy_to_pageable", "device-to-host copies to pageable memory: the "
+				"call returns once the copy is done, so they end a segment"},
+		[AG_EAGER_FROM_PAGEABLE] = {"copy_from_pageable", "host-to-device copies from memory not page-"
+				"locked and not staged (over 64 KiB, or the stream's staging arena was full)"},
+		[AG_EAGER_UNIFIED_PAGEABLE] = {"unified_copy_pageable", "unified-address copies with a pageable side"},
+		[AG_EAGER_TIMING_EVENT] = {"timing_event_record", "records of events with timing, or interprocess ones"},
+		[AG_EAGER_NOT_A_NODE] = {"other_not_a_node", "other operations that cannot be graph nodes"},
+		[AG_EAGER_NO_SEQUENCE] = {"in_no_sequence", "copies, sets, event records and host functions "
+				"that could be nodes but were in no learned sequence"},
+	};
+	const uint64_t *n = ag_engine_eager_others();
+	ag_emit_object(e, "other_operations_left_eager", 1);
+	if (!e->json)
+		ag_emit_line(e, "other operations that stayed eager:");
+	for (int i = 0; i < AG_EAGER_OTHER_COUNT; i++)
+		if (n[i] || e->json) {
+			if (!e->json)
+				ag_emit_line(e, "  %llu %s", (unsigned long long)n[i], why[i].text);
+			else
+				ag_emit_u64(e, why[i].key, why[i].text, n[i]);
+		}
+	ag_emit_close(e);
+}
+
 static void emit_causes(struct ag_emit *e)
 {
 	static const char *const field[] = {"kind", "kernel", "grid", "block", "shared_memory", "other"};
@@ -195,6 +225,7 @@ void ag_explain_write(void)
 		    sum.scalar[AG_S_FB_TIMEOUT]);
 	emit_sequences(&e);
 	emit_kernels(&e);
+	emit_others(&e);
 	emit_causes(&e);
 	ag_emit_end(&e);
 	close(fd);

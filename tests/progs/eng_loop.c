@@ -4,7 +4,7 @@
  * middle, the program's own capture, exit or host spinning with work held). Linked
  * against libcuda directly; runs unchanged with and without libautograph, on a GPU or
  * on the fakecuda stand-in. Output, identical with and without the library:
- *   result: thread=T a=HASH b=HASH c=HASH d=HASH ix=HASH [e=HASH with --head]
+ *   result: thread=T a=HASH b=HASH c=HASH d=HASH ix=HASH [e=HASH with --head or --sync-copies]
  *   counts: launches=N hostfns=N graph_launches=N
  *   exit: hostfns=N mapped=N          (--exit-held only, printed by an atexit handler)
  * Every call is checked: a failure prints the call and error name and exits 2. */
@@ -53,7 +53,12 @@ static const char usage[] =
     "  --copy-bad-at N       with --copy-rotate, iteration N copies from an address that\n"
     "                        is no allocation; prints the call's status (copy-bad: rc=N)\n"
     "  --head H              each iteration starts with H fills of buffer e, each of its\n"
-    "                        own grid: work that does not repeat inside the iteration\n";
+    "                        own grid: work that does not repeat inside the iteration\n"
+    "  --upload              each iteration starts by copying its input from pageable host\n"
+    "                        memory (cuMemcpyHtoDAsync), overwritten as soon as the call\n"
+    "                        returns, and adding it into c\n"
+    "  --sync-copies         each iteration ends with a synchronous set of e (cuMemsetD32)\n"
+    "                        and a synchronous device-to-device copy of c to d (cuMemcpyDtoD)\n";
 
 static struct {
     long iters, kernels, n, threads, shape_at, ptr_at;
@@ -63,7 +68,8 @@ static struct {
     int ex_attr;
     long variants;
     long copy_rotate, copy_bad_at, head;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0};
+    int upload, sync_copies;
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0, 0, 0};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -129,6 +135,10 @@ static void parse(int argc, char **argv)
             opt.copy_bad_at = number(a, v, 0, 10000000), i++;
         else if (!strcmp(a, "--head"))
             opt.head = number(a, v, 1, 64), i++;
+        else if (!strcmp(a, "--upload"))
+            opt.upload = 1;
+        else if (!strcmp(a, "--sync-copies"))
+            opt.sync_copies = 1;
         else {
             fprintf(stderr, usage, argv[0]);
             exit(2);
@@ -177,7 +187,8 @@ static void print_exit_state(void)
 struct worker {
     long id;
     CUstream s;
-    CUdeviceptr a, b, c, d, e, ix, inc, scratch[64];
+    CUdeviceptr a, b, c, d, e, ix, inc, up, scratch[64];
+    float *host; /* --upload's pageable input */
     long launches, graph_launches;
     char result[256];
 };
@@ -289,6 +300,28 @@ static void head(struct worker *w, long it)
     }
 }
 
+/* --upload: a step's input from pageable memory (a token, a position) added into c. The
+ * buffer is overwritten as soon as the call returns, which the driver allows: it reads
+ * pageable memory before returning. */
+static void upload(struct worker *w, long it)
+{
+    int n = (int)opt.n;
+    for (long i = 0; i < opt.n; i++)
+        w->host[i] = (float)(it % 7) * 0.125f + (float)i * 0.001f;
+    CHECK(cuMemcpyHtoDAsync(w->up, w->host, (size_t)opt.n * 4, w->s));
+    memset(w->host, 0xff, (size_t)opt.n * 4);
+    void *args[] = {&w->c, &w->c, &w->up, &n};
+    launch(w, f_add, (unsigned)(opt.n + 63) / 64, args);
+}
+
+/* --sync-copies: a synchronous set and a synchronous device-to-device copy; neither waits
+ * for the host: they are ordered on the legacy stream. */
+static void sync_copies(struct worker *w)
+{
+    CHECK(cuMemsetD32(w->e, 7, (size_t)opt.n));
+    CHECK(cuMemcpyDtoD(w->d, w->c, (size_t)opt.n * 4));
+}
+
 /* --exit-held: each iteration starts with a host function and ag_inc on mapped memory,
  * so that a held prefix of it changes the host. --spin: it ends with that ag_inc. */
 static void iteration(struct worker *w, long it)
@@ -299,6 +332,8 @@ static void iteration(struct worker *w, long it)
         inc_mapped(w);
     }
     head(w, it);
+    if (opt.upload)
+        upload(w, it);
     for (long j = 0; j < k; j++) {
         if (opt.barrier_mid && j == k / 2)
             barrier(it);
@@ -311,6 +346,8 @@ static void iteration(struct worker *w, long it)
     }
     if (opt.copy_rotate)
         rotate_copy(w, it);
+    if (opt.sync_copies)
+        sync_copies(w);
 }
 
 static unsigned long long hash_buf(CUdeviceptr p, size_t bytes)
@@ -348,8 +385,13 @@ static void *run(void *arg)
     CHECK(cuMemAlloc(&w->c, bytes));
     CHECK(cuMemAlloc(&w->d, bytes));
     CHECK(cuMemAlloc(&w->ix, bytes));
-    if (opt.head)
+    if (opt.head || opt.sync_copies)
         CHECK(cuMemAlloc(&w->e, bytes));
+    if (opt.upload) {
+        CHECK(cuMemAlloc(&w->up, bytes));
+        if (!(w->host = malloc(bytes)))
+            exit(2);
+    }
     for (long r = 0; r < opt.copy_rotate; r++)
         CHECK(cuMemAlloc(&w->scratch[r], bytes));
     w->inc = mapped_dev + (CUdeviceptr)(w->id * sizeof(int));
@@ -357,7 +399,7 @@ static void *run(void *arg)
     fill(w, w->b, 0.5f);
     fill(w, w->c, 0.0f);
     fill(w, w->d, -2.0f);
-    if (opt.head)
+    if (opt.head || opt.sync_copies)
         fill(w, w->e, 0.0f);
     CHECK(cuStreamSynchronize(w->s));
 
@@ -429,10 +471,11 @@ static void *run(void *arg)
                        "result: thread=%ld a=%016llx b=%016llx c=%016llx d=%016llx ix=%016llx", w->id,
                        hash_buf(w->a, bytes), hash_buf(w->b, bytes), hash_buf(w->c, bytes),
                        hash_buf(w->d, bytes), hash_buf(w->ix, bytes));
-    if (opt.head)
+    if (opt.head || opt.sync_copies)
         snprintf(w->result + len, sizeof w->result - (size_t)len, " e=%016llx", hash_buf(w->e, bytes));
     if (own)
         CHECK(cuGraphExecDestroy(own));
+    free(w->host);
     pthread_mutex_lock(&count_lock);
     launches_total += w->launches;
     graph_launches_total += w->graph_launches;

@@ -1,0 +1,215 @@
+/*
+ * Pageable host-to-device copies, staged at the call. An asynchronous copy
+ * from pageable memory reads the program's buffer before the call returns
+ * (the driver stages it: CUDA's "API synchronization behavior"), so the
+ * program may overwrite the buffer at once, and such a copy could be neither
+ * held nor a graph node. Copied here, at the call, into page-locked memory
+ * the library owns, it keeps that promise and becomes an ordinary copy from
+ * page-locked memory: recorded, held and replayed like any other. A decode
+ * loop that uploads a token or a position every step stays graphable.
+ *
+ * Each stream that stages gets one arena (AG_STAGE_BYTES of page-locked
+ * memory, allocated in the stream's context) and takes slots from its start.
+ * A slot is reused only after the program's own synchronization showed the
+ * stream's earlier work complete: a cuStreamSynchronize, or a cuStreamQuery
+ * that answered CUDA_SUCCESS, with nothing staged on the stream since the
+ * call began (held work is submitted before such calls, so no held copy can
+ * still name a slot), or a cuCtxSynchronize of its context. The library never
+ * waits for a slot. A loop that synchronizes every step therefore stages into
+ * the same slots each step, and its graphs replay without updates.
+ *
+ * A copy is left as the program made it (so it is neither held nor a node, as
+ * before) when it is larger than AG_STAGE_MAX, when its source is memory the
+ * driver knows (device, managed or registered: its own rules apply), when
+ * the arena has no room left until the next synchronization, or when no arena
+ * can be had. At most AG_STAGE_ARENAS arenas exist, and they are never freed,
+ * since freeing page-locked memory may wait for the device: a destroyed
+ * stream's arena is reused by another stream of its context once a context
+ * synchronize showed its copies done, and a destroyed or reset context takes
+ * its arenas with it.
+ */
+#include <pthread.h>
+#include <string.h>
+
+#include "driver/real.h"
+#include "engine/engine.h"
+#include "engine/internal.h"
+#include "stats.h"
+
+#define AG_STAGE_BYTES (256u << 10) /* one stream's arena */
+#define AG_STAGE_MAX (64u << 10)    /* larger copies (weights, batches) are not staged */
+#define AG_STAGE_ARENAS 8
+#define AG_STAGE_ALIGN(n) (((n) + 63) & ~(size_t)63)
+
+enum arena_state { ARENA_FREE, ARENA_USED, ARENA_RETIRED };
+
+struct ag_stage {
+	CUcontext ctx;
+	uint8_t *base;        /* NULL until allocated, and again once its context is gone */
+	unsigned state;       /* enum arena_state, under the lock */
+	unsigned gen;         /* bumped whenever the arena changes hands */
+	/* under the owning stream's lock */
+	size_t head;          /* bytes handed out since the stream was last seen idle */
+	uint64_t staged;      /* copies staged, ever */
+	uint64_t mark;        /* staged when the synchronizing call began */
+};
+
+static struct ag_stage arenas[AG_STAGE_ARENAS];
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The analyzer has no program memory to read: it replaces this with a no-op. */
+void *(*ag_stage_read)(void *, const void *, size_t) = memcpy;
+
+/* The stream's arena if it still holds it, else NULL. */
+static struct ag_stage *arena_of(const struct ag_stream *st)
+{
+	struct ag_stage *a = st->stage;
+	if (a && __atomic_load_n(&a->gen, __ATOMIC_ACQUIRE) == st->stage_gen &&
+	    __atomic_load_n(&a->state, __ATOMIC_ACQUIRE) == ARENA_USED)
+		return a;
+	return NULL;
+}
+
+/*
+ * A free arena of the stream's context (or an unallocated one, allocated now)
+ * for the stream. Page-locked allocation is rare: once per arena.
+ */
+static struct ag_stage *take_arena(struct ag_stream *st)
+{
+	struct ag_stage *a = NULL;
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < AG_STAGE_ARENAS && !a; i++)
+		if (arenas[i].state == ARENA_FREE && arenas[i].base && arenas[i].ctx == st->ctx)
+			a = &arenas[i];
+	for (unsigned i = 0; i < AG_STAGE_ARENAS && !a; i++) {
+		if (arenas[i].state != ARENA_FREE || arenas[i].base)
+			continue;
+		void *p = NULL;
+		CUcontext saved = ag_stream_enter_ctx(st);
+		CUresult rc = AG_REAL(cuMemHostAlloc)(&p, AG_STAGE_BYTES, CU_MEMHOSTALLOC_PORTABLE);
+		ag_stream_leave_ctx(st, saved);
+		if (rc != CUDA_SUCCESS)
+			break;
+		arenas[i].base = p;
+		arenas[i].ctx = st->ctx;
+		ag_facts_pinned_add(p, AG_STAGE_BYTES);
+		a = &arenas[i];
+	}
+	if (a) {
+		a->head = 0;
+		a->staged = a->mark = 0;
+		__atomic_store_n(&a->gen, a->gen + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&a->state, ARENA_USED, __ATOMIC_RELEASE);
+		st->stage = a;
+		st->stage_gen = a->gen;
+	}
+	pthread_mutex_unlock(&lock);
+	return a;
+}
+
+/* Memory the driver does not know: pageable host memory, where the driver would stage. */
+static int pageable(const void *p, size_t n)
+{
+	unsigned type = 0;
+	if ((uintptr_t)p < 4096 || ag_engine_pinned(p, n))
+		return 0;
+	return AG_REAL(cuPointerGetAttribute)(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)p) ==
+	       CUDA_ERROR_INVALID_VALUE;
+}
+
+int ag_stage_copy(struct ag_stream *st, const struct ag_call *c, struct ag_call *out)
+{
+	size_t n = c->u.copy.bytes;
+	if (c->api != AG_COPY_HTOD || !n || n > AG_STAGE_MAX || st->stage_off ||
+	    !pageable((const void *)c->u.copy.src, n))
+		return 0;
+	struct ag_stage *a = arena_of(st);
+	if (!a && (st->stage_tried || !(a = take_arena(st)))) {
+		st->stage_tried = 1; /* no arena now: not asked again until a synchronization */
+		return 0;
+	}
+	if (a->head + AG_STAGE_ALIGN(n) > AG_STAGE_BYTES) {
+		/* The stream does not synchronize often enough for its copies to be staged: from
+		 * now on they go as the program makes them, so that the sequences learned without
+		 * them are not disturbed by the occasional staged one (decided by the calls alone,
+		 * never by asking the device how far it got). */
+		st->stage_off = 1;
+		ag_stats_add(AG_S_STAGE_FULL, 1);
+		return 0;
+	}
+	uint8_t *slot = a->base + a->head;
+	ag_stage_read(slot, (const void *)c->u.copy.src, n);
+	a->head += AG_STAGE_ALIGN(n);
+	a->staged++;
+	*out = *c;
+	out->u.copy.src = (CUdeviceptr)slot;
+	ag_stats_add(AG_S_STAGED, 1);
+	return 1;
+}
+
+void ag_stage_sync_begin(struct ag_stream *st)
+{
+	struct ag_stage *a = arena_of(st);
+	if (a)
+		a->mark = a->staged;
+}
+
+void ag_stage_sync_done(struct ag_stream *st)
+{
+	struct ag_stage *a = arena_of(st);
+	if (a && a->mark == a->staged)
+		a->head = 0;
+	st->stage_tried = 0;
+}
+
+/* The stream goes: its arena waits for a context synchronize before another stream takes it. */
+void ag_stage_release(struct ag_stream *st)
+{
+	pthread_mutex_lock(&lock);
+	struct ag_stage *a = arena_of(st);
+	if (a)
+		__atomic_store_n(&a->state, ARENA_RETIRED, __ATOMIC_RELEASE);
+	st->stage = NULL;
+	pthread_mutex_unlock(&lock);
+}
+
+/* Every stream of the context finished its work: retired arenas can be handed out again. */
+void ag_stage_ctx_idle(CUcontext ctx)
+{
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < AG_STAGE_ARENAS; i++)
+		if (arenas[i].state == ARENA_RETIRED && arenas[i].ctx == ctx)
+			arenas[i].state = ARENA_FREE;
+	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * A context is destroyed or reset (NULL: a primary context, which one not
+ * known): the driver freed its page-locked memory, so its arenas are forgotten
+ * (and, for NULL, every arena: one of another context is then lost, not
+ * freed), their ranges no longer page-locked for the engine, and the streams
+ * that held them see the generation change.
+ */
+void ag_stage_ctx_gone(CUcontext ctx)
+{
+	pthread_mutex_lock(&lock);
+	for (unsigned i = 0; i < AG_STAGE_ARENAS; i++) {
+		struct ag_stage *a = &arenas[i];
+		if (!a->base || (ctx && a->ctx != ctx))
+			continue;
+		ag_facts_pinned_remove(a->base);
+		a->base = NULL;
+		a->ctx = NULL;
+		__atomic_store_n(&a->gen, a->gen + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&a->state, ARENA_FREE, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* A forked child has no driver: its copies are never staged, and the parent's arenas are not its own. */
+void ag_stage_after_fork_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	lock = fresh;
+	memset(arenas, 0, sizeof arenas);
+}
