@@ -336,3 +336,13 @@ PY
     gt "eager cuMemcpyDtoD_v2" "$(in_trace '^cuMemcpyDtoD_v2 ')" 0
     assert_equal "async forms=$(in_trace '^cuMemcpyDtoDAsync|^cuMemsetD32Async')" "async forms=0"
 }
+
+@test "an unsynchronized loop of a long period is graphed after 96 confirmed operations, not 256" {
+    # 17 launches an iteration (12 fills of their own grids, then the 5 kernels), no sync: a
+    # period this long is a whole step, worth graphing sooner than a short one that may
+    # repeat inside a step. 306 of 691 operations were replayed with 256; 510 now.
+    both AUTOGRAPH_FLUSH_US=10000000 -- --iters 40 --head 12 --sync none
+    local pct
+    pct="$(replayed_pct)"
+    (( pct >= 70 )) || fail "replayed $pct% of the stream operations, expected at least 70%"
+}

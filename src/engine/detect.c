@@ -24,7 +24,8 @@
 #include "log.h"
 #include "stats.h"
 
-#define PERIOD_COMMIT 256 /* confirmed ops before an unbounded loop is graphed */
+#define PERIOD_COMMIT 256     /* confirmed ops before a loop of a short period is graphed */
+#define PERIOD_COMMIT_LONG 96 /* the same for a period of SHORT_SHAPE ops or more */
 #define PERIOD_UNIT 128   /* short periods are grouped up to this many ops */
 #define LEAD_MIN 16       /* segments at least this long start with a quarter-length graph */
 #define SHORT_SHAPE 16    /* shape periods this short wait for an exact period up to AG_PERIOD_MAX */
@@ -238,12 +239,16 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 	last->pos = t;
 	uint64_t P = st->period;
 	uint64_t commit = (uint64_t)(ag_opt.num[AG_OPT_WARMUP] - 1) * P;
-	if (commit < PERIOD_COMMIT)
-		commit = PERIOD_COMMIT;
+	if (commit < PERIOD_COMMIT_LONG)
+		commit = PERIOD_COMMIT_LONG;
 	if (!P || st->run < commit || st->run < P)
 		return;
 	int wait;
 	uint64_t exact = exact_period(st, t, P, lo, &wait);
+	/* A period this short may repeat inside a longer step (CuPy launches one elementwise
+	 * kernel 50 times a step): it needs the longer confirmation. */
+	if ((exact ? exact : P) < SHORT_SHAPE && st->run < PERIOD_COMMIT)
+		return;
 	/* An exact period in sight is confirmed before settling for the shape; so is one not yet
 	 * seen behind a very short shape period (one kernel launched with N constants). Checked
 	 * first: it is the cheaper test, and the one that waits longest. */
