@@ -33,7 +33,13 @@ GEN     := $(BUILD)/gen/g_hook.h $(BUILD)/gen/g_hook.c $(BUILD)/gen/g_real.h $(B
 .PHONY: all lib test demo install uninstall clean docs-check
 all: lib launcher analyzer
 
-lib: $(LIB)
+lib: $(LIB) $(BUILD)/COMMIT
+
+# The commit the build came from, for what runs it where the tree may carry no .git of its own
+# (scripts/gpu-check.sh and scripts/bench on the device machine); rewritten only when it changes.
+$(BUILD)/COMMIT: FORCE
+	@mkdir -p $(@D)
+	@echo '$(AG_COMMIT)' | cmp -s - $@ || echo '$(AG_COMMIT)' > $@
 
 $(LIB): $(LIB_OBJ) src/libautograph.map
 	$(CC) -o $@ $(LIB_OBJ) $(LIB_LDFLAGS)
