@@ -205,6 +205,16 @@ static void log_divergence(const struct ag_stream *st, const struct ag_op *e, co
 	       op_name(c->u.kern.f, c->kind, got, sizeof got), field[f]);
 }
 
+/* The held operation's arguments differ from the sequence's: its node will be updated. */
+static const uint8_t *take_new_args(struct ag_stream *st, const struct ag_op *e, const uint8_t *args,
+				    uint64_t *h)
+{
+	*h = ag_op_args_hash(e, args);
+	st->dirty[st->held_n] = 1;
+	st->ndirty++;
+	return args;
+}
+
 /* The next operation of a held sequence: 1 if it was taken (*rc its status), 0 if the
  * sequence diverged. */
 static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
@@ -232,10 +242,7 @@ static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
 				diverge(st, AG_FLUSH_ARGS);
 				return 0;
 			}
-			args = in.args;
-			h = ag_op_args_hash(e, args);
-			st->dirty[st->held_n] = 1;
-			st->ndirty++;
+			args = take_new_args(st, e, in.args, &h);
 		}
 	} else if (c->kind == AG_OP_COPY && e->argbytes && !ag_copy_same_args(c, e->args)) {
 		struct ag_op in;
@@ -247,10 +254,7 @@ static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
 			diverge(st, AG_FLUSH_ARGS);
 			return 0;
 		}
-		args = in.args;
-		h = ag_op_args_hash(e, args);
-		st->dirty[st->held_n] = 1;
-		st->ndirty++;
+		args = take_new_args(st, e, in.args, &h);
 	}
 	st->held[st->held_n++] = args;
 	st->run_hash = ag_mix(st->run_hash, h);
