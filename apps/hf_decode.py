@@ -77,10 +77,14 @@ def generate_static_loop(torch, model, prompt, args):
     # given: a query at position q sees the slots 0..q.
     prefill_mask = torch.where(slots[None, :] <= slots[:p, None], zero, neg)[None, None]
 
+    # cache_position tells the StaticCache which slot to write, as a device tensor: without
+    # it the model derives the slot from the cache on the host, which a capture bakes in,
+    # so every replay wrote its keys and values into the slot of the captured step (the
+    # hand graph then failed its own check: max_gap 0.249, docs/gpu-results.md runs 4-6).
     def forward_one(tok, pos):
         mask = torch.where(slots <= pos, zero, neg)[None, None]  # [1, 1, 1, length]
         logits = model(input_ids=tok, attention_mask=mask, position_ids=pos,
-                       past_key_values=cache, use_cache=True).logits
+                       cache_position=pos[0], past_key_values=cache, use_cache=True).logits
         return logits[:, -1].argmax(-1, keepdim=True)
 
     def advance(nxt):
@@ -91,8 +95,8 @@ def generate_static_loop(torch, model, prompt, args):
     def prefill():
         cache.reset()
         logits = model(input_ids=seq[:, :p], attention_mask=prefill_mask,
-                       position_ids=slots[None, :p], past_key_values=cache,
-                       use_cache=True).logits
+                       position_ids=slots[None, :p], cache_position=slots[:p],
+                       past_key_values=cache, use_cache=True).logits
         pos.fill_(p - 1)
         advance(logits[:, -1].argmax(-1, keepdim=True))
 
