@@ -174,7 +174,7 @@ void ag_engine_sync_stream(CUstream s, int per_thread)
 	if (ag_trace_active)
 		ag_trace_order(AG_TR_SYNC_STREAM, s, per_thread);
 	struct ag_stream *st = ag_stream_of(s, per_thread, 0);
-	if (st && __atomic_load_n(&st->stage, __ATOMIC_RELAXED)) { /* before held work is submitted: a held copy counts */
+	if (st) { /* before held work is submitted: a held copy counts as staged before the call */
 		ag_stream_lock(st);
 		ag_stage_sync_begin(st);
 		ag_stream_unlock(st);

@@ -51,8 +51,18 @@ struct ag_stage {
 	/* under the owning stream's lock */
 	size_t head;          /* bytes handed out since the stream was last seen idle */
 	uint64_t staged;      /* copies staged, ever */
-	uint64_t mark;        /* staged when the synchronizing call began */
 };
+
+/*
+ * What the calling thread's synchronizing call found when it began: two threads may
+ * wait for one stream at once, and each call's completion vouches only for the copies
+ * staged before it began.
+ */
+static __thread struct {
+	const struct ag_stage *a;
+	unsigned gen;
+	uint64_t staged;
+} waiting __attribute__((tls_model("initial-exec")));
 
 static struct ag_stage arenas[AG_STAGE_ARENAS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -97,7 +107,7 @@ static struct ag_stage *take_arena(struct ag_stream *st)
 	}
 	if (a) {
 		a->head = 0;
-		a->staged = a->mark = 0;
+		a->staged = 0;
 		__atomic_store_n(&a->gen, a->gen + 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&a->state, ARENA_USED, __ATOMIC_RELEASE);
 		st->stage = a;
@@ -150,15 +160,17 @@ int ag_stage_copy(struct ag_stream *st, const struct ag_call *c, struct ag_call 
 void ag_stage_sync_begin(struct ag_stream *st)
 {
 	struct ag_stage *a = arena_of(st);
-	if (a)
-		a->mark = a->staged;
+	waiting.a = a;
+	waiting.gen = st->stage_gen;
+	waiting.staged = a ? a->staged : 0;
 }
 
 void ag_stage_sync_done(struct ag_stream *st)
 {
 	struct ag_stage *a = arena_of(st);
-	if (a && a->mark == a->staged)
+	if (a && a == waiting.a && st->stage_gen == waiting.gen && a->staged == waiting.staged)
 		a->head = 0;
+	waiting.a = NULL;
 	st->stage_tried = 0;
 }
 
