@@ -33,35 +33,32 @@ int ag_copy_same_args(const struct ag_call *c, const uint8_t *args)
 	return memcmp(args, &c->u.copy, AG_COPY_ARGS) == 0;
 }
 
-/* [p, p + n) lies inside one device allocation. */
-static int device_range(CUdeviceptr p, size_t n)
-{
-	CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
-					CU_POINTER_ATTRIBUTE_RANGE_SIZE};
-	unsigned type = 0;
-	CUdeviceptr start = 0;
-	size_t size = 0;
-	void *data[3] = {&type, &start, &size};
-	if (AG_REAL(cuPointerGetAttributes)(3, attrs, data, p) != CUDA_SUCCESS)
-		return 0;
-	return type == CU_MEMORYTYPE_DEVICE && p >= start && n <= size && p - start <= size - n;
-}
-
 /*
- * [p, p + n) lies inside one device allocation that is not managed memory: what a
- * synchronous copy or set must touch to be asynchronous with respect to the host.
+ * [p, p + n) lies inside one device allocation, and with unmanaged, not in managed
+ * memory (only then asked: the analyzer's driver answers the first three alone).
  */
-int ag_copy_device_only(CUdeviceptr p, size_t n)
+static int in_allocation(CUdeviceptr p, size_t n, int unmanaged)
 {
 	CUpointer_attribute attrs[4] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
 					CU_POINTER_ATTRIBUTE_RANGE_SIZE, CU_POINTER_ATTRIBUTE_IS_MANAGED};
-	unsigned type = 0, managed = 1;
+	unsigned type = 0, managed = 0;
 	CUdeviceptr start = 0;
 	size_t size = 0;
 	void *data[4] = {&type, &start, &size, &managed};
-	if (!n || AG_REAL(cuPointerGetAttributes)(4, attrs, data, p) != CUDA_SUCCESS)
+	if (AG_REAL(cuPointerGetAttributes)(unmanaged ? 4 : 3, attrs, data, p) != CUDA_SUCCESS)
 		return 0;
 	return type == CU_MEMORYTYPE_DEVICE && !managed && p >= start && n <= size && p - start <= size - n;
+}
+
+static int device_range(CUdeviceptr p, size_t n)
+{
+	return in_allocation(p, n, 0);
+}
+
+/* What a synchronous copy or set must touch to be asynchronous with respect to the host. */
+int ag_copy_device_only(CUdeviceptr p, size_t n)
+{
+	return n && in_allocation(p, n, 1);
 }
 
 /*

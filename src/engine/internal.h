@@ -336,6 +336,8 @@ int ag_stage_copy(struct ag_stream *st, const struct ag_call *c, struct ag_call 
 void ag_stage_sync_begin(struct ag_stream *st); /* a call that waits for the stream begins */
 void ag_stage_sync_done(struct ag_stream *st);  /* ... and found its work complete */
 void ag_stage_release(struct ag_stream *st);    /* the stream's state goes */
+int ag_stage_began(void);                       /* some stream asked for an arena */
+int ag_stage_retired(void);                     /* arenas wait for a context synchronize */
 void ag_stage_ctx_idle(CUcontext ctx);          /* a context synchronize succeeded */
 void ag_stage_ctx_gone(CUcontext ctx);          /* NULL: a primary context, which one not known */
 void ag_stage_after_fork_child(void);

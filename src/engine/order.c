@@ -174,11 +174,8 @@ void ag_engine_sync_stream(CUstream s, int per_thread)
 	if (ag_trace_active)
 		ag_trace_order(AG_TR_SYNC_STREAM, s, per_thread);
 	struct ag_stream *st = ag_stream_of(s, per_thread, 0);
-	if (st) { /* before held work is submitted: a held copy counts as staged before the call */
-		ag_stream_lock(st);
+	if (st) /* before held work is submitted: a held copy counts as staged before the call */
 		ag_stage_sync_begin(st);
-		ag_stream_unlock(st);
-	}
 	if (st && !st->legacy)
 		ag_order_stream_op(s, per_thread);
 	else
@@ -216,17 +213,15 @@ static void take_error(struct ag_stream *st, void *arg)
 CUresult ag_engine_sync_done(CUresult rc, CUstream s, int per_thread)
 {
 	ag_engine_status(rc);
-	if (rc == CUDA_SUCCESS && per_thread >= 0 && !ag_engine_is_off()) {
-		struct ag_stream *st = ag_stream_of(s, per_thread, 0);
-		if (st && (__atomic_load_n(&st->stage, __ATOMIC_RELAXED) || st->stage_tried)) {
-			ag_stream_lock(st);
-			ag_stage_sync_done(st);
-			ag_stream_unlock(st);
-		}
-	}
-	if (rc != CUDA_SUCCESS || per_thread < 0 || !__atomic_load_n(&ag_hold_errors, __ATOMIC_ACQUIRE))
+	if (rc != CUDA_SUCCESS || per_thread < 0)
 		return rc;
-	struct ag_stream *st = ag_stream_of(s, per_thread, 0);
+	struct ag_stream *st = ag_stage_began() && !ag_engine_is_off() ? ag_stream_of(s, per_thread, 0) : NULL;
+	if (st)
+		ag_stage_sync_done(st);
+	if (!__atomic_load_n(&ag_hold_errors, __ATOMIC_ACQUIRE))
+		return rc;
+	if (!st)
+		st = ag_stream_of(s, per_thread, 0);
 	struct take t = {NULL, rc};
 	if (st)
 		take_error(st, &t);
@@ -237,12 +232,13 @@ CUresult ag_engine_sync_done(CUresult rc, CUstream s, int per_thread)
 static CUresult ctx_sync_done(CUresult rc, CUcontext ctx)
 {
 	ag_engine_status(rc);
-	if (rc != CUDA_SUCCESS)
+	int errors = __atomic_load_n(&ag_hold_errors, __ATOMIC_ACQUIRE);
+	if (rc != CUDA_SUCCESS || (!errors && !ag_stage_retired()))
 		return rc;
 	if (!ctx && (AG_REAL(cuCtxGetCurrent)(&ctx) != CUDA_SUCCESS || !ctx))
 		return rc;
 	ag_stage_ctx_idle(ctx);
-	if (!__atomic_load_n(&ag_hold_errors, __ATOMIC_ACQUIRE))
+	if (!errors)
 		return rc;
 	struct take t = {ctx, rc};
 	ag_stream_for_each(take_error, &t);

@@ -66,6 +66,8 @@ static __thread struct {
 
 static struct ag_stage arenas[AG_STAGE_ARENAS];
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int retired; /* arenas waiting for a context synchronize: the check is one load */
+static int began;   /* some stream asked for an arena: only then do synchronizations look */
 
 /* The analyzer has no program memory to read: it replaces this with a no-op. */
 void *(*ag_stage_read)(void *, const void *, size_t) = memcpy;
@@ -87,6 +89,7 @@ static struct ag_stage *arena_of(const struct ag_stream *st)
 static struct ag_stage *take_arena(struct ag_stream *st)
 {
 	struct ag_stage *a = NULL;
+	__atomic_store_n(&began, 1, __ATOMIC_RELEASE);
 	pthread_mutex_lock(&lock);
 	for (unsigned i = 0; i < AG_STAGE_ARENAS && !a; i++)
 		if (arenas[i].state == ARENA_FREE && arenas[i].base && arenas[i].ctx == st->ctx)
@@ -157,21 +160,31 @@ int ag_stage_copy(struct ag_stream *st, const struct ag_call *c, struct ag_call 
 	return 1;
 }
 
+/* A stream that never staged costs a synchronizing call two loads, no lock. */
 void ag_stage_sync_begin(struct ag_stream *st)
 {
+	waiting.a = NULL;
+	if (!__atomic_load_n(&st->stage, __ATOMIC_RELAXED))
+		return;
+	ag_stream_lock(st);
 	struct ag_stage *a = arena_of(st);
 	waiting.a = a;
 	waiting.gen = st->stage_gen;
 	waiting.staged = a ? a->staged : 0;
+	ag_stream_unlock(st);
 }
 
 void ag_stage_sync_done(struct ag_stream *st)
 {
+	if (!waiting.a && !__atomic_load_n(&st->stage_tried, __ATOMIC_RELAXED))
+		return;
+	ag_stream_lock(st);
 	struct ag_stage *a = arena_of(st);
 	if (a && a == waiting.a && st->stage_gen == waiting.gen && a->staged == waiting.staged)
 		a->head = 0;
 	waiting.a = NULL;
 	st->stage_tried = 0;
+	ag_stream_unlock(st);
 }
 
 /* The stream goes: its arena waits for a context synchronize before another stream takes it. */
@@ -179,19 +192,33 @@ void ag_stage_release(struct ag_stream *st)
 {
 	pthread_mutex_lock(&lock);
 	struct ag_stage *a = arena_of(st);
-	if (a)
+	if (a) {
 		__atomic_store_n(&a->state, ARENA_RETIRED, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&retired, 1, __ATOMIC_RELEASE);
+	}
 	st->stage = NULL;
 	pthread_mutex_unlock(&lock);
 }
 
 /* Every stream of the context finished its work: retired arenas can be handed out again. */
+int ag_stage_began(void)
+{
+	return __atomic_load_n(&began, __ATOMIC_ACQUIRE);
+}
+
+int ag_stage_retired(void)
+{
+	return __atomic_load_n(&retired, __ATOMIC_ACQUIRE);
+}
+
 void ag_stage_ctx_idle(CUcontext ctx)
 {
 	pthread_mutex_lock(&lock);
 	for (unsigned i = 0; i < AG_STAGE_ARENAS; i++)
-		if (arenas[i].state == ARENA_RETIRED && arenas[i].ctx == ctx)
+		if (arenas[i].state == ARENA_RETIRED && arenas[i].ctx == ctx) {
 			arenas[i].state = ARENA_FREE;
+			__atomic_sub_fetch(&retired, 1, __ATOMIC_RELEASE);
+		}
 	pthread_mutex_unlock(&lock);
 }
 
@@ -209,6 +236,8 @@ void ag_stage_ctx_gone(CUcontext ctx)
 		struct ag_stage *a = &arenas[i];
 		if (!a->base || (ctx && a->ctx != ctx))
 			continue;
+		if (a->state == ARENA_RETIRED)
+			__atomic_sub_fetch(&retired, 1, __ATOMIC_RELEASE);
 		ag_facts_pinned_remove(a->base);
 		a->base = NULL;
 		a->ctx = NULL;
@@ -224,4 +253,5 @@ void ag_stage_after_fork_child(void)
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	lock = fresh;
 	memset(arenas, 0, sizeof arenas);
+	retired = began = 0;
 }
