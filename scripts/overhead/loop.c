@@ -3,8 +3,11 @@
  * iterations of KERNELS launches of ag_axpy on a created stream, with a
  * stream synchronize after each iteration. "repeat" keeps every argument the
  * same from one iteration to the next (the engine replays it as a graph);
- * "never" gives every launch a new scalar, so nothing ever repeats (the
- * engine only observes). Driver API only, so it runs on the CPU stand-in.
+ * "never" gives every launch a new scalar and a new dynamic shared-memory
+ * size (4093 of them, a prime, taken in turn), so that neither the arguments
+ * nor the shapes repeat within a run: the engine only observes (a new scalar
+ * alone is a segment with changing arguments, which the engine replays with
+ * updates). Driver API only, so it runs on the CPU stand-in.
  */
 #include <cuda.h>
 #include <stdio.h>
@@ -71,7 +74,8 @@ int main(int argc, char **argv)
 		for (int k = 0; k < kernels; k++) {
 			float a = never ? 1e-6f * (float)(it * kernels + k) : 1e-3f * (float)(k + 1);
 			void *params[] = {&y, &x, &a, &n};
-			CK(cuLaunchKernel(axpy, 4, 1, 1, 256, 1, 1, 0, s, params, NULL));
+			unsigned shmem = never ? 4u * (unsigned)((it * kernels + k) % 4093) : 0;
+			CK(cuLaunchKernel(axpy, 4, 1, 1, 256, 1, 1, shmem, s, params, NULL));
 		}
 		CK(cuStreamSynchronize(s));
 	}
