@@ -346,3 +346,13 @@ PY
     pct="$(replayed_pct)"
     (( pct >= 70 )) || fail "replayed $pct% of the stream operations, expected at least 70%"
 }
+
+@test "a loop that synchronizes once after its warmup keeps the evidence for its period across the sync" {
+    # 40 unsynced iterations of 5 kernels (200 operations, too few to confirm a period this
+    # short), one stream sync, 160 more. The sync ends what a graph may hold, not what the
+    # period detector has seen: the period is learned once a window of whole periods fits
+    # after the sync (125 operations), not after 256 more. 500 of 1004 operations were
+    # replayed when the sync restarted the count; 625 now.
+    both AUTOGRAPH_FLUSH_US=10000000 -- --iters 200 --sync none --sync-at 40
+    gt "ops_replayed" "$(st ops_replayed)" 600
+}

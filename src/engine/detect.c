@@ -27,13 +27,21 @@
 #define PERIOD_COMMIT 256     /* confirmed ops before a loop of a short period is graphed */
 #define PERIOD_COMMIT_LONG 96 /* the same for a period of SHORT_SHAPE ops or more */
 #define PERIOD_UNIT 128   /* short periods are grouped up to this many ops */
-#define LEAD_MIN 16       /* segments at least this long start with a quarter-length graph */
+#ifndef LEAD_MIN
+#define LEAD_MIN 16       /* segments at least this long start with short graphs */
+#endif
+#ifndef LEAD_FIRST
+#define LEAD_FIRST 0      /* the first lead piece; 0: a quarter of the segment, one lead piece */
+#endif
+#ifndef LEAD_GROWTH
+#define LEAD_GROWTH 1     /* each next lead piece this many times the last */
+#endif
 #define SHORT_SHAPE 16    /* shape periods this short wait for an exact period up to AG_PERIOD_MAX */
 
 void ag_detect_reset(struct ag_stream *st)
 {
 	st->gap = st->observed;
-	st->period = st->run = 0;
+	st->period = st->run = st->period_retry = 0;
 	st->seg_start = st->observed;
 	st->seg_hash = st->seg_shape = 0;
 	HASH_CLEAR(hh, st->counts_exact.by_hash);
@@ -59,9 +67,12 @@ static void make_seqs(struct ag_stream *st, uint64_t start, uint64_t len, uint64
 		lead = 0;
 	for (uint64_t i = start; i <= start + len; i++) {
 		const struct ag_op *op = i < start + len ? &st->hist[i % AG_HIST] : NULL;
+		int led = lead && i - piece == lead;
 		int cut = !op || !op->nodeable || op->failed || !ag_arena_alive(st, op) ||
 			  (i > piece && op->epoch != st->hist[piece % AG_HIST].epoch) ||
-			  i - piece == max_ops || (lead && piece == start && i - piece == lead);
+			  i - piece == max_ops || led;
+		if (cut && lead)
+			lead = led && LEAD_GROWTH > 1 ? lead * LEAD_GROWTH : 0;
 		if (op && !op->nodeable)
 			ag_stats_add(op->call.kind == AG_OP_KERNEL && op->k && !op->k->graphable
 					     ? AG_S_FB_EXCLUDED
@@ -106,7 +117,7 @@ static void end_segment(struct ag_stream *st)
 	unsigned warmup = (unsigned)ag_opt.num[AG_OPT_WARMUP];
 	struct ag_segment *exact = segment(&st->counts_exact, st->seg_hash);
 	struct ag_segment *shape = segment(&st->counts_shape, st->seg_shape);
-	uint64_t lead = len >= LEAD_MIN ? len / 4 : 0;
+	uint64_t lead = len < LEAD_MIN ? 0 : LEAD_FIRST ? LEAD_FIRST : len / 4;
 	if (exact->count == warmup)
 		make_seqs(st, st->seg_start, len, lead, "repeating segment", 0);
 	else if (exact->count == 1 && shape->count == warmup + 1 && ag_opt.num[AG_OPT_UPDATE])
@@ -204,6 +215,8 @@ static uint64_t unique_start(const struct ag_stream *st, uint64_t t, uint64_t P,
 	 * layers follow its embedding, and pieces that start at the first layer end with the
 	 * last, where a hold started on any other layer would run past them. */
 	uint64_t origin = t + 1 - P - (st->run - 1);
+	if (origin < lo)
+		origin = lo; /* a run longer than the history goes back as far as it remembers */
 	while (origin > lo && st->hist[(origin - 1) % AG_HIST].shape == st->hist[(origin - 1 + P) % AG_HIST].shape)
 		origin--;
 	uint64_t phase = (origin + P - first % P) % P;
@@ -219,16 +232,22 @@ static uint64_t unique_start(const struct ag_stream *st, uint64_t t, uint64_t P,
 	return 0;
 }
 
+/*
+ * The evidence for a period runs across boundaries (a loop that synchronizes
+ * after its warmup repeats the same work on both sides); the window it
+ * becomes a sequence from lies after the last one (`from`), as a graph cannot
+ * hold a synchronization.
+ */
 static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 {
-	uint64_t lo = st->seg_start > st->gap ? st->seg_start : st->gap;
+	uint64_t lo = t + 1 > AG_HIST && st->gap < t + 1 - AG_HIST ? t + 1 - AG_HIST : st->gap;
+	uint64_t from = st->seg_start > lo ? st->seg_start : lo;
 	if (st->period) {
 		uint64_t p = t - st->period;
 		if (p >= lo && st->hist[p % AG_HIST].shape == h) {
 			st->run++;
 		} else {
-			st->period = 0;
-			st->run = 0;
+			st->period = st->run = st->period_retry = 0;
 		}
 	}
 	struct ag_lastpos *last = last_position(st, t, h);
@@ -241,10 +260,10 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 	uint64_t commit = (uint64_t)(ag_opt.num[AG_OPT_WARMUP] - 1) * P;
 	if (commit < PERIOD_COMMIT_LONG)
 		commit = PERIOD_COMMIT_LONG;
-	if (!P || st->run < commit || st->run < P)
+	if (!P || st->run < commit || st->run < P || t + 1 < st->period_retry)
 		return;
 	int wait;
-	uint64_t exact = exact_period(st, t, P, lo, &wait);
+	uint64_t exact = exact_period(st, t, P, from, &wait);
 	/* A period this short may repeat inside a longer step (CuPy launches one elementwise
 	 * kernel 50 times a step): it needs the longer confirmation. */
 	if ((exact ? exact : P) < SHORT_SHAPE && st->run < PERIOD_COMMIT)
@@ -254,7 +273,7 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 	 * first: it is the cheaper test, and the one that waits longest. */
 	if ((wait && st->run < 2 * AG_PERIOD_MAX) || (!exact && P < SHORT_SHAPE && st->run < AG_PERIOD_MAX))
 		return;
-	uint64_t back = unique_start(st, t, P, lo);
+	uint64_t back = unique_start(st, t, P, from);
 	if (st->run < back + P)
 		return; /* the run must reach back to the period's unique operation */
 	int on_shape = !exact; /* its runs' first arguments differ: holds start on the shape */
@@ -265,12 +284,13 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 		unit = P * ((PERIOD_UNIT < max_ops ? PERIOD_UNIT : max_ops) / P);
 	if (unit < P)
 		unit = P;
-	if (t + 1 < lo + unit + back)
-		back = 0;
+	if (t + 1 < from + unit + back) {
+		st->period_retry = from + unit + back; /* when the window fits, if no boundary comes */
+		return;
+	}
 	make_seqs(st, t + 1 - unit - back, unit, 0, on_shape ? "loop with changing arguments" : "repeating loop",
 		  on_shape);
-	st->period = 0;
-	st->run = 0;
+	st->period = st->run = st->period_retry = 0;
 }
 
 void ag_detect_epoch(struct ag_stream *st, uint64_t epoch)
@@ -282,7 +302,6 @@ void ag_detect_epoch(struct ag_stream *st, uint64_t epoch)
 	st->seg_start = st->observed;
 	st->seg_hash = st->seg_shape = 0;
 	st->last_epoch = epoch;
-	st->period = st->run = 0;
 }
 
 /*

@@ -158,6 +158,7 @@ struct ag_stream {
 	uint64_t observed;   /* operations observed */
 	uint64_t gap;        /* no window may start before this position */
 	uint64_t period, run;
+	uint64_t period_retry; /* a confirmed period waits for its window until this many observed */
 	uint64_t seg_start, seg_hash, seg_shape, last_epoch, local_epoch;
 	uint64_t eager_avg;  /* cycles of an eager submission, a running average of samples */
 	struct ag_segment_table counts_exact, counts_shape;

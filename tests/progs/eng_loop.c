@@ -58,7 +58,9 @@ static const char usage[] =
     "                        memory (cuMemcpyHtoDAsync), overwritten as soon as the call\n"
     "                        returns, and adding it into c\n"
     "  --sync-copies         each iteration ends with a synchronous set of e (cuMemsetD32)\n"
-    "                        and a synchronous device-to-device copy of c to d (cuMemcpyDtoD)\n";
+    "                        and a synchronous device-to-device copy of c to d (cuMemcpyDtoD)\n"
+    "  --sync-at N           with --sync none, one stream synchronization after iteration N\n"
+    "                        (as a benchmark does after its warmup)\n";
 
 static struct {
     long iters, kernels, n, threads, shape_at, ptr_at;
@@ -69,7 +71,8 @@ static struct {
     long variants;
     long copy_rotate, copy_bad_at, head;
     int upload, sync_copies;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0, 0, 0};
+    long sync_at;
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0, 0, 0, -1};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -139,6 +142,8 @@ static void parse(int argc, char **argv)
             opt.upload = 1;
         else if (!strcmp(a, "--sync-copies"))
             opt.sync_copies = 1;
+        else if (!strcmp(a, "--sync-at"))
+            opt.sync_at = number(a, v, 0, 10000000), i++;
         else {
             fprintf(stderr, usage, argv[0]);
             exit(2);
@@ -424,7 +429,7 @@ static void *run(void *arg)
             /* Wait for this iteration's last kernel without telling the driver. */
             while (__atomic_load_n(&mapped[w->id], __ATOMIC_ACQUIRE) < it + 1)
                 ;
-        } else if (opt.sync_iter) {
+        } else if (opt.sync_iter || it == opt.sync_at) {
             CHECK(cuStreamSynchronize(w->s));
         }
     }
