@@ -147,7 +147,9 @@ PY
     assert_output ok
     run env AUTOGRAPH_REPORT="$T/r.txt" AUTOGRAPH_FLUSH_US=10000000 LD_PRELOAD="$LIB" "$ENG" --iters 100 --held-then sync
     assert_success
-    grep -q "held work submitted by 1 cuStreamSynchronize" "$T/r.txt" || fail "$(cat "$T/r.txt")"
+    grep -q "^held work submitted eagerly by a synchronizing or unknown call: 1 cuStreamSynchronize$" "$T/r.txt" ||
+        fail "$(cat "$T/r.txt")"
+    grep -q "^kernel ag_[a-z]*: [0-9]* launches, [0-9]* replayed" "$T/r.txt" || fail "$(cat "$T/r.txt")"
     grep -q "^sequence [0-9]*: replayed" "$T/r.txt" || fail "$(cat "$T/r.txt")"
 }
 

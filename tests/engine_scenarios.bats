@@ -356,3 +356,15 @@ PY
     both AUTOGRAPH_FLUSH_US=10000000 -- --iters 200 --sync none --sync-at 40
     gt "ops_replayed" "$(st ops_replayed)" 600
 }
+
+@test "a synced loop of one kernel with 1000 constants: exact pieces, never the shape with updates" {
+    # One shape, an exact period of 1000 launches, a sync every iteration. The period's
+    # evidence runs across the syncs, but an exact period can only be seen after the last
+    # one: before that rule, the run across syncs settled for the shape, and 128-launch
+    # pieces were replayed with 192 updates. The segment's own pieces, 8, 32, 128, 512 and
+    # 320 launches long, start the GPU early (a quarter-length first piece before).
+    both AUTOGRAPH_FLUSH_US=10000000 -- --distinct --kernels 1000 --sync iter --iters 30
+    assert_equal "updates=$(st updates)" "updates=0"
+    gt "ops_replayed" "$(st ops_replayed)" 27000
+    assert_equal "$(graph_sizes | tr '\n' ' ')" "8 32 128 512 320 "
+}

@@ -9,6 +9,7 @@
  * Text, or JSON when the path ends in ".json".
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,10 +72,13 @@ static void emit_sequences(struct ag_emit *e)
 	ag_emit_array(e, "sequences", 0);
 	for (size_t i = 0; i < l.n; i++) {
 		const struct ag_ledger_entry *s = &l.v[i];
-		if (!e->json)
-			ag_emit_line(e, "sequence %u: %s (%s); most often %s", s->id, s->fate,
-				     s->why ? s->why : "", s->kernel[0] ? s->kernel : "-");
-		ag_emit_row(e, "");
+		if (!e->json) {
+			ag_emit_line(e, "sequence %u: %s, %u ops (%s), %u kernel%s, most often %s; %llu replays, "
+				     "%llu instantiations", s->id, s->fate, s->n, s->why ? s->why : "", s->kernels,
+				     s->kernels == 1 ? "" : "s", s->kernel[0] ? s->kernel : "-",
+				     (unsigned long long)s->replays, (unsigned long long)s->instantiations);
+			continue;
+		}
 		ag_emit_object(e, NULL, 1);
 		ag_emit_u64(e, "id", "", s->id);
 		ag_emit_u64(e, "ops", "ops", s->n);
@@ -112,6 +116,28 @@ static const char *why_not_a_node(const struct ag_kern *k)
 	return "a launch attribute records an event or is unknown to this build, or a timing event";
 }
 
+/* One line of the text report: the launches, then only the reasons that apply. */
+static void emit_kernel_line(struct ag_emit *e, const struct ag_kern *k, const char *name)
+{
+	char why[512];
+	size_t n = 0;
+	why[0] = 0;
+	if (k->eager_unnodeable)
+		n += (size_t)snprintf(why + n, sizeof why - n, ", %llu not a node (%s)",
+				      (unsigned long long)k->eager_unnodeable, why_not_a_node(k));
+	if (k->eager_unlearned && n < sizeof why)
+		n += (size_t)snprintf(why + n, sizeof why - n, ", %llu in no learned sequence",
+				      (unsigned long long)k->eager_unlearned);
+	if (k->flushed && n < sizeof why)
+		n += (size_t)snprintf(why + n, sizeof why - n, ", %llu held then eager",
+				      (unsigned long long)k->flushed);
+	if (k->diverged && n < sizeof why)
+		snprintf(why + n, sizeof why - n, "; %llu held runs diverged here",
+			 (unsigned long long)k->diverged);
+	ag_emit_line(e, "kernel %s: %llu launches, %llu replayed%s", name, (unsigned long long)k->launches,
+		     (unsigned long long)k->replayed, why);
+}
+
 static void emit_kernels(struct ag_emit *e)
 {
 	static const struct ag_kern *top[KERNELS_LOOKED_AT];
@@ -124,10 +150,10 @@ static void emit_kernels(struct ag_emit *e)
 		const struct ag_kern *k = top[i];
 		char q[200];
 		const char *name = ag_name_qualified(k->name, q, sizeof q) ? q : k->name;
-		if (!e->json)
-			ag_emit_line(e, "kernel %s%s%s", name, k->eager_unnodeable ? ": not a node: " : "",
-				     k->eager_unnodeable ? why_not_a_node(k) : "");
-		ag_emit_row(e, "");
+		if (!e->json) {
+			emit_kernel_line(e, k, name);
+			continue;
+		}
 		ag_emit_object(e, NULL, 1);
 		ag_emit_str(e, "name", name);
 		ag_emit_u64(e, "launches", "launches", k->launches);
@@ -160,34 +186,59 @@ static void emit_others(struct ag_emit *e)
 				"that could be nodes but were in no learned sequence"},
 	};
 	const uint64_t *n = ag_engine_eager_others();
-	ag_emit_object(e, "other_operations_left_eager", 1);
-	if (!e->json)
+	if (!e->json) {
+		int any = 0;
 		ag_emit_line(e, "other operations that stayed eager:");
+		for (int i = 0; i < AG_EAGER_OTHER_COUNT; i++)
+			if (n[i])
+				any = 1, ag_emit_line(e, "  %llu %s", (unsigned long long)n[i], why[i].text);
+		if (!any)
+			ag_emit_line(e, "  none");
+		return;
+	}
+	ag_emit_object(e, "other_operations_left_eager", 1);
 	for (int i = 0; i < AG_EAGER_OTHER_COUNT; i++)
-		if (n[i] || e->json) {
-			if (!e->json)
-				ag_emit_line(e, "  %llu %s", (unsigned long long)n[i], why[i].text);
-			else
-				ag_emit_u64(e, why[i].key, why[i].text, n[i]);
-		}
+		ag_emit_u64(e, why[i].key, why[i].text, n[i]);
 	ag_emit_close(e);
+}
+
+/* "what: N a, M b" with the nonzero counts only ("none" if there are none), for the text report. */
+static void emit_counts_line(struct ag_emit *e, const char *what, const uint64_t *v, const char *const *names,
+			     int n)
+{
+	char text[1024];
+	size_t at = 0;
+	text[0] = 0;
+	for (int i = 0; i < n && at < sizeof text; i++)
+		if (v[i])
+			at += (size_t)snprintf(text + at, sizeof text - at, "%s%llu %s", at ? ", " : "",
+					       (unsigned long long)v[i], names[i]);
+	ag_emit_line(e, "%s: %s", what, at ? text : "none");
 }
 
 static void emit_causes(struct ag_emit *e)
 {
 	static const char *const field[] = {"kind", "kernel", "grid", "block", "shared_memory", "other"};
+	static const char *fn_names[AG_FN_COUNT + 1];
 	const uint64_t *d = ag_engine_diverged_fields();
+	const uint64_t *f = ag_engine_flushes_by_fn();
+	fn_names[0] = "unknown";
+	for (int i = 1; i <= AG_FN_COUNT; i++)
+		fn_names[i] = ag_fn_names[i - 1];
+	if (!e->json) {
+		emit_counts_line(e, "held runs that diverged, by the field that differed", d, field, AG_DIV_OTHER + 1);
+		emit_counts_line(e, "held work submitted eagerly by a synchronizing or unknown call", f, fn_names,
+				 AG_FN_COUNT + 1);
+		return;
+	}
 	ag_emit_object(e, "runs_diverged_by_field", 1);
-	ag_emit_row(e, "runs diverged by field");
 	for (int i = 0; i <= AG_DIV_OTHER; i++)
 		ag_emit_u64(e, field[i], field[i], d[i]);
 	ag_emit_close(e);
-	const uint64_t *f = ag_engine_flushes_by_fn();
 	ag_emit_object(e, "held_work_submitted_by", 0);
-	ag_emit_row(e, "held work submitted by");
 	for (int i = 0; i <= AG_FN_COUNT; i++)
 		if (f[i])
-			ag_emit_u64(e, i ? ag_fn_names[i - 1] : "unknown", i ? ag_fn_names[i - 1] : "unknown", f[i]);
+			ag_emit_u64(e, fn_names[i], fn_names[i], f[i]);
 	ag_emit_close(e);
 }
 
@@ -218,11 +269,17 @@ void ag_explain_write(void)
 	ag_engine_explain_prepare();
 	struct ag_stats_block sum;
 	ag_stats_sum(&sum);
-	ag_emit_row(&e, "operations");
-	ag_emit_u64(&e, "ops_replayed", "replayed from graphs", sum.scalar[AG_S_OPS_REPLAYED]);
-	ag_emit_u64(&e, "ops_eager", "held then eager", sum.scalar[AG_S_OPS_EAGER]);
-	ag_emit_u64(&e, "fallback_timeout", "held work submitted by the AUTOGRAPH_FLUSH_US timer",
-		    sum.scalar[AG_S_FB_TIMEOUT]);
+	if (e.json) {
+		ag_emit_u64(&e, "ops_replayed", NULL, sum.scalar[AG_S_OPS_REPLAYED]);
+		ag_emit_u64(&e, "ops_eager", NULL, sum.scalar[AG_S_OPS_EAGER]);
+		ag_emit_u64(&e, "fallback_timeout", NULL, sum.scalar[AG_S_FB_TIMEOUT]);
+	} else {
+		ag_emit_line(&e, "autograph report: %llu stream operations replayed from graphs, %llu held and "
+			     "then submitted eagerly (%llu times by the AUTOGRAPH_FLUSH_US timer)",
+			     (unsigned long long)sum.scalar[AG_S_OPS_REPLAYED],
+			     (unsigned long long)sum.scalar[AG_S_OPS_EAGER],
+			     (unsigned long long)sum.scalar[AG_S_FB_TIMEOUT]);
+	}
 	emit_sequences(&e);
 	emit_kernels(&e);
 	emit_others(&e);

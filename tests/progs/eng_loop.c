@@ -60,7 +60,9 @@ static const char usage[] =
     "  --sync-copies         each iteration ends with a synchronous set of e (cuMemsetD32)\n"
     "                        and a synchronous device-to-device copy of c to d (cuMemcpyDtoD)\n"
     "  --sync-at N           with --sync none, one stream synchronization after iteration N\n"
-    "                        (as a benchmark does after its warmup)\n";
+    "                        (as a benchmark does after its warmup)\n"
+    "  --distinct            every launch is the axpy, each position with its own scalar\n"
+    "                        (apps/tiny_kernels): one shape, a period of --kernels launches\n";
 
 static struct {
     long iters, kernels, n, threads, shape_at, ptr_at;
@@ -72,7 +74,8 @@ static struct {
     long copy_rotate, copy_bad_at, head;
     int upload, sync_copies;
     long sync_at;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0, 0, 0, -1};
+    int distinct;
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0, 0, 0, -1, 0};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -142,6 +145,8 @@ static void parse(int argc, char **argv)
             opt.upload = 1;
         else if (!strcmp(a, "--sync-copies"))
             opt.sync_copies = 1;
+        else if (!strcmp(a, "--distinct"))
+            opt.distinct = 1;
         else if (!strcmp(a, "--sync-at"))
             opt.sync_at = number(a, v, 0, 10000000), i++;
         else {
@@ -222,6 +227,12 @@ static void kernel(struct worker *w, long it, long j)
     float alpha = 0.25f;
     float half = opt.arg_every ? 0.5f + 0.0625f * (float)(it % 5) : 0.5f;
     int base = opt.arg_every ? (int)it : 7;
+    if (opt.distinct) {
+        float a = 1e-6f * (float)(j + 1);
+        void *args[] = {&in, &w->b, &a, &n};
+        launch(w, f_axpy, (unsigned)((opt.n + 63) / 64), args);
+        return;
+    }
     switch (j % 5) {
     case 0: {
         void *args[] = {&in, &w->b, &alpha, &n};
