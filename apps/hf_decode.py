@@ -71,20 +71,25 @@ def generate_static_loop(torch, model, prompt, args):
     tok = torch.zeros(1, 1, dtype=torch.long, device=DEVICE)  # the last token
     pos = torch.zeros(1, 1, dtype=torch.long, device=DEVICE)  # its position
     slots = torch.arange(length, device=DEVICE)
-    zero = torch.zeros((), device=DEVICE)
-    neg = torch.full((), torch.finfo(torch.float32).min, device=DEVICE)
-    # Additive 4D masks over the cache's slots, which transformers uses as
-    # given: a query at position q sees the slots 0..q.
-    prefill_mask = torch.where(slots[None, :] <= slots[:p, None], zero, neg)[None, None]
+    # The prefill's additive 4D mask over the cache's slots, which transformers
+    # uses as given: a query at position q sees the slots 0..q. It runs eagerly,
+    # and a mask of transformers' own would cost a host sync (its is_causal skip
+    # reads the cache's count).
+    prefill_mask = torch.where(slots[None, :] <= slots[:p, None], 0.0,
+                               torch.finfo(torch.float32).min)[None, None]
 
-    # cache_position tells the StaticCache which slot to write, as a device tensor: without
-    # it the model derives the slot from the cache on the host, which a capture bakes in,
-    # so every replay wrote its keys and values into the slot of the captured step (the
-    # hand graph then failed its own check: max_gap 0.249, docs/gpu-results.md runs 4-6).
+    # No attention_mask: transformers builds the causal mask itself, as generate() has it do,
+    # from the StaticCache's own device-side count of cached tokens (a tensor that the cache
+    # advances in place), so a replay masks the slots after its own position. The additive
+    # 4D float mask built here from `pos` before was lost in the captured step: the replayed
+    # tokens (seq_sha256=b4c496da91dde70d, token_sum=1162470 for --tokens 32, runs 4-6 and
+    # d2d335d) are exactly those of a decode whose one-token steps see every slot of the
+    # cache, the zeroed unwritten ones included, with the right positions and write slots.
+    # Nor is there a cache_position: transformers 5 takes none (the keyword is passed on
+    # unused); StaticLayer.update writes at its cumulative_length.
     def forward_one(tok, pos):
-        mask = torch.where(slots <= pos, zero, neg)[None, None]  # [1, 1, 1, length]
-        logits = model(input_ids=tok, attention_mask=mask, position_ids=pos,
-                       cache_position=pos[0], past_key_values=cache, use_cache=True).logits
+        logits = model(input_ids=tok, position_ids=pos, past_key_values=cache,
+                       use_cache=True).logits
         return logits[:, -1].argmax(-1, keepdim=True)
 
     def advance(nxt):
@@ -95,8 +100,8 @@ def generate_static_loop(torch, model, prompt, args):
     def prefill():
         cache.reset()
         logits = model(input_ids=seq[:, :p], attention_mask=prefill_mask,
-                       position_ids=slots[None, :p], cache_position=slots[:p],
-                       past_key_values=cache, use_cache=True).logits
+                       position_ids=slots[None, :p], past_key_values=cache,
+                       use_cache=True).logits
         pos.fill_(p - 1)
         advance(logits[:, -1].argmax(-1, keepdim=True))
 
