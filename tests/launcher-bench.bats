@@ -165,6 +165,21 @@ PY
     assert_line --partial '| tiny_kernels n=100 | 461.87 '
     assert_line --partial '| demo | 110.00 (100.00–120.00) |'
     assert_line --partial '| tiny_kernels n=100 | 461.87 (449.96–471.42) | 103.09 (103.02–103.39) | 102.84 (102.70–103.03) | — | 4.48× |'
+    # A row measured again in a newer run is shown once, from the newer run, in its place.
+    python3 - "$ROOT/docs/bench-2026-11-30.json" "$T/later.json" <<'PY'
+import json, sys
+b = json.load(open(sys.argv[1]))
+b["date"] = "2099-01-01"
+b["rows"] = [r for r in b["rows"] if r["name"] == "never_repeat"]
+for run in b["rows"][0]["runs"]["eager"]:
+    run["us_per_iter"] = 1000.0
+json.dump(b, open(sys.argv[2], "w"))
+PY
+    run --separate-stderr "$ROOT/scripts/bench" --markdown "$ROOT/docs/bench-2026-11-30.json" "$T/later.json"
+    assert_success
+    assert_equal "$(grep -c '^| never_repeat ' <<<"$output")" 1
+    assert_line --partial '| never_repeat | 1000.00 (1000.00–1000.00) | 475.30 '
+    assert_line --index 3 --partial '| tiny_kernels n=100 | 461.87 '
 }
 
 @test "scripts/bench --chart draws new and older bench.json files" {
