@@ -83,8 +83,8 @@ EOF
     run --separate-stderr "$ROOT/scripts/bench" --lib "$LIB" --apps "$T/apps" --out "$T/out" \
         --only '^tiny_kernels n=100$' --repeats 1
     assert_success
-    assert_line --index 1 '| program | eager µs/iter | autograph µs/iter | graph µs/iter | speed-up | verdict | of graph speed-up | operations replayed |'
-    assert_line '| tiny_kernels n=100 | 40.00 | 10.00 | 40.00 | 4.00× | faster (n=1) | — | — |'
+    assert_line --index 1 '| program | eager µs/iter | autograph µs/iter | graph µs/iter | speed-up | verdict | of graph speed-up | of graph throughput | operations replayed |'
+    assert_line '| tiny_kernels n=100 | 40.00 | 10.00 | 40.00 | 4.00× | faster (n=1) | — | 400.0% | — |'
     python3 -m json.tool "$T/out/bench.json" >/dev/null || fail "invalid bench.json"
     assert_equal "$(json_stat "$T/out/bench.json" partial)" False
 }
@@ -94,10 +94,10 @@ EOF
         --py-apps "$T/apps" --python /bin/sh --out "$T/out" --only '^torch_resnet$' \
         --repeats 3 --py-repeats 3 --compile-repeats 1 --check
     assert_success
-    assert_line --index 1 '| program | eager µs/iter | autograph µs/iter | graph µs/iter | compile µs/iter | speed-up | verdict | of graph speed-up | operations replayed |'
+    assert_line --index 1 '| program | eager µs/iter | autograph µs/iter | graph µs/iter | compile µs/iter | speed-up | verdict | of graph speed-up | of graph throughput | operations replayed |'
     # Medians and min–max over 3 runs; the share is the 100-operation process's (90, 80,
     # 95%), never the child's 100%.
-    assert_line '| torch_resnet | 41.00 (40.00–42.00) | 11.00 (10.00–12.00) | 5.00 (5.00–5.00) | 5.00 | 3.73× | faster (n=3) | 38% | 90.0% (80.0–95.0) |'
+    assert_line '| torch_resnet | 41.00 (40.00–42.00) | 11.00 (10.00–12.00) | 5.00 (5.00–5.00) | 5.00 | 3.73× | faster (n=3) | 38% | 45.5% | 90.0% (80.0–95.0) |'
     # A peer's different result and its failed own check are notes, not failures.
     assert_line '- torch_resnet: NOTE: graph result differs from eager: checksum=1.5 (eager 1.0)'
     assert_line --partial '- torch_resnet: NOTE: compile: its own --check failed in 1 run(s)'
@@ -149,15 +149,15 @@ PY
     run --separate-stderr "$ROOT/scripts/bench" --markdown "$T/new.json"
     assert_success
     assert_line --index 0 'GPU, driver 1, today, commit abc, median (min–max) of 3 runs (Python scripts: 3, compile: at most 1)'
-    assert_line '| program | eager µs/iter | autograph µs/iter | graph µs/iter | compile µs/iter | speed-up | verdict | of graph speed-up | operations replayed |'
-    assert_line '| demo | 110.00 (100.00–120.00) | 95.00 (90.00–105.00) | 21.00 (20.00–22.00) | 30.00 | 1.16× | within spread (n=3) | 4% | 90.0% (75.0–95.0) |'
+    assert_line '| program | eager µs/iter | autograph µs/iter | graph µs/iter | compile µs/iter | speed-up | verdict | of graph speed-up | of graph throughput | operations replayed |'
+    assert_line '| demo | 110.00 (100.00–120.00) | 95.00 (90.00–105.00) | 21.00 (20.00–22.00) | 30.00 | 1.16× | within spread (n=3) | 4% | 22.1% | 90.0% (75.0–95.0) |'
     # The first benchmark's file: three configurations, no compile column, one
     # statistics file a run.
     run --separate-stderr "$ROOT/scripts/bench" --markdown "$ROOT/docs/bench-2026-11-30.json"
     assert_success
-    assert_line '| program | eager µs/iter | autograph µs/iter | graph µs/iter | speed-up | verdict | of graph speed-up | operations replayed |'
-    assert_line '| tiny_kernels n=100 | 461.87 (449.96–471.42) | 103.09 (103.02–103.39) | 102.84 (102.70–103.03) | 4.48× | faster | 100% | 99.5% |'
-    assert_line '| never_repeat | 463.05 (386.05–480.17) | 475.30 (405.48–517.10) | — | 0.97× | within spread | — | 0.0% |'
+    assert_line '| program | eager µs/iter | autograph µs/iter | graph µs/iter | speed-up | verdict | of graph speed-up | of graph throughput | operations replayed |'
+    assert_line '| tiny_kernels n=100 | 461.87 (449.96–471.42) | 103.09 (103.02–103.39) | 102.84 (102.70–103.03) | 4.48× | faster | 100% | 99.8% | 99.5% |'
+    assert_line '| never_repeat | 463.05 (386.05–480.17) | 475.30 (405.48–517.10) | — | 0.97× | within spread | — | — | 0.0% |'
     # Both files at once: one table with the rows of each, what differs joined.
     run --separate-stderr "$ROOT/scripts/bench" --markdown "$ROOT/docs/bench-2026-11-30.json" "$T/new.json"
     assert_success
