@@ -9,6 +9,7 @@
  * Text, or JSON when the path ends in ".json".
  */
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,24 +117,32 @@ static const char *why_not_a_node(const struct ag_kern *k)
 	return "a launch attribute records an event or is unknown to this build, or a timing event";
 }
 
+/* Appends to the text at buf[*at], cut at size: a text report line built in parts. */
+static void appendf(char *buf, size_t size, size_t *at, const char *fmt, ...)
+{
+	if (*at >= size)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(buf + *at, size - *at, fmt, ap);
+	va_end(ap);
+	*at = k < 0 ? size : *at + (size_t)k;
+}
+
 /* One line of the text report: the launches, then only the reasons that apply. */
 static void emit_kernel_line(struct ag_emit *e, const struct ag_kern *k, const char *name)
 {
-	char why[512];
-	size_t n = 0;
-	why[0] = 0;
+	char why[512] = "";
+	size_t at = 0;
 	if (k->eager_unnodeable)
-		n += (size_t)snprintf(why + n, sizeof why - n, ", %llu not a node (%s)",
-				      (unsigned long long)k->eager_unnodeable, why_not_a_node(k));
-	if (k->eager_unlearned && n < sizeof why)
-		n += (size_t)snprintf(why + n, sizeof why - n, ", %llu in no learned sequence",
-				      (unsigned long long)k->eager_unlearned);
-	if (k->flushed && n < sizeof why)
-		n += (size_t)snprintf(why + n, sizeof why - n, ", %llu held then eager",
-				      (unsigned long long)k->flushed);
-	if (k->diverged && n < sizeof why)
-		snprintf(why + n, sizeof why - n, "; %llu held runs diverged here",
-			 (unsigned long long)k->diverged);
+		appendf(why, sizeof why, &at, ", %llu not a node (%s)", (unsigned long long)k->eager_unnodeable,
+			why_not_a_node(k));
+	if (k->eager_unlearned)
+		appendf(why, sizeof why, &at, ", %llu in no learned sequence", (unsigned long long)k->eager_unlearned);
+	if (k->flushed)
+		appendf(why, sizeof why, &at, ", %llu held then eager", (unsigned long long)k->flushed);
+	if (k->diverged)
+		appendf(why, sizeof why, &at, "; %llu held runs diverged here", (unsigned long long)k->diverged);
 	ag_emit_line(e, "kernel %s: %llu launches, %llu replayed%s", name, (unsigned long long)k->launches,
 		     (unsigned long long)k->replayed, why);
 }
@@ -206,13 +215,11 @@ static void emit_others(struct ag_emit *e)
 static void emit_counts_line(struct ag_emit *e, const char *what, const uint64_t *v, const char *const *names,
 			     int n)
 {
-	char text[1024];
+	char text[1024] = "";
 	size_t at = 0;
-	text[0] = 0;
-	for (int i = 0; i < n && at < sizeof text; i++)
+	for (int i = 0; i < n; i++)
 		if (v[i])
-			at += (size_t)snprintf(text + at, sizeof text - at, "%s%llu %s", at ? ", " : "",
-					       (unsigned long long)v[i], names[i]);
+			appendf(text, sizeof text, &at, "%s%llu %s", at ? ", " : "", (unsigned long long)v[i], names[i]);
 	ag_emit_line(e, "%s: %s", what, at ? text : "none");
 }
 
