@@ -242,6 +242,13 @@ static void *read_nothing(void *dst, const void *src, size_t n)
 	return dst;
 }
 
+/* A staged copy to pageable memory waits for its stream (stage.c): the trace has no gap for it. */
+static CUresult stream_sync(CUstream s)
+{
+	(void)s;
+	return ag_an_status();
+}
+
 static CUresult eager(void)
 {
 	clock_now += EAGER_COST;
@@ -264,6 +271,7 @@ void ag_an_driver_init(void)
 	ANSWER(cuPointerGetAttribute, pointer_attribute);
 	ANSWER(cuPointerGetAttributes, pointer_attributes);
 	ANSWER(cuMemHostAlloc, host_alloc);
+	ANSWER(cuStreamSynchronize, stream_sync);
 	ag_stage_read = read_nothing;
 	ANSWER(cuFuncGetParamInfo, func_param_info);
 	ANSWER(cuKernelGetParamInfo, kernel_param_info);

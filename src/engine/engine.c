@@ -128,15 +128,23 @@ static CUresult submit(const struct ag_call *c)
 		lock(st);
 		if (ag_history_alloc(st)) {
 			struct ag_call staged;
-			if (c->kind == AG_OP_COPY && ag_stage_copy(st, c, &staged))
+			const struct ag_call *program = c;
+			int out = 0;
+			if (c->kind == AG_OP_COPY && ag_stage_copy(st, c, &staged)) {
 				c = &staged;
+				out = c->api == AG_COPY_DTOH;
+			}
 			CUresult rc = ag_hold_submit(st, c, unified_ok);
 			/* The hold counted itself (a full barrier) before this load: either the
 			 * capturing thread's flush sees it or this thread sees the capture. */
-			if (st->held_seq && __atomic_load_n(&capture_depth, __ATOMIC_SEQ_CST))
+			if (st->held_seq && (out || __atomic_load_n(&capture_depth, __ATOMIC_SEQ_CST)))
 				ag_hold_flush(st, AG_FLUSH_BOUNDARY);
+			if (out) /* the call waits for the stream: no sequence goes past it */
+				ag_history_boundary(st);
 			int held = st->held_seq != NULL;
 			unlock(st);
+			if (out)
+				return ag_stage_copy_out(st, program, c, rc);
 			if (held && !__atomic_load_n(&holds_began, __ATOMIC_RELAXED))
 				first_hold();
 			return rc;

@@ -331,9 +331,12 @@ int ag_engine_event_flags(CUevent ev, unsigned *flags);
 void ag_facts_pinned_add(const void *p, size_t bytes);
 size_t ag_facts_pinned_remove(const void *p);
 
-/* stage.c: pageable host-to-device copies copied at the call into library page-locked memory.
- * ag_stage_copy: 1 if *out is the call with its source staged (the stream is locked). */
+/* stage.c: async copies from and to pageable memory go through library page-locked memory.
+ * ag_stage_copy: 1 if *out is the call with its host side staged (the stream is locked);
+ * ag_stage_copy_out: a staged device-to-host copy was submitted: waits, copies it out. */
 int ag_stage_copy(struct ag_stream *st, const struct ag_call *c, struct ag_call *out);
+CUresult ag_stage_copy_out(struct ag_stream *st, const struct ag_call *c, const struct ag_call *staged,
+			   CUresult rc);
 void ag_stage_sync_begin(struct ag_stream *st); /* a call that waits for the stream begins */
 void ag_stage_sync_done(struct ag_stream *st);  /* ... and found its work complete */
 void ag_stage_release(struct ag_stream *st);    /* the stream's state goes */

@@ -1,5 +1,5 @@
 /*
- * Pageable host-to-device copies, staged at the call. An asynchronous copy
+ * Async copies from and to pageable memory, staged at the call. An asynchronous copy
  * from pageable memory reads the program's buffer before the call returns
  * (the driver stages it: CUDA's "API synchronization behavior"), so the
  * program may overwrite the buffer at once, and such a copy could be neither
@@ -18,8 +18,17 @@
  * waits for a slot. A loop that synchronizes every step therefore stages into
  * the same slots each step, and its graphs replay without updates.
  *
+ * An asynchronous copy to pageable memory returns only once the copy is done,
+ * and the program reads its buffer at once (cuBLAS's dot and norm results in
+ * host pointer mode: a CG solver makes two a step). Such a copy goes to a slot
+ * instead, as an ordinary copy to page-locked memory that can end a graph; the
+ * call then ends the stream's segment, submits what it held, waits for the
+ * stream (the driver's copy waits for the stream's earlier work too) and
+ * copies the slot out. While a slot waits to be read, no synchronization on
+ * another thread frees the arena's slots.
+ *
  * A copy is left as the program made it (so it is neither held nor a node, as
- * before) when it is larger than AG_STAGE_MAX, when its source is memory the
+ * before) when it is larger than AG_STAGE_MAX, when its host side is memory the
  * driver knows (device, managed or registered: its own rules apply), when
  * the arena has no room left until the next synchronization, or when no arena
  * can be had. At most AG_STAGE_ARENAS arenas exist, and they are never freed,
@@ -51,6 +60,7 @@ struct ag_stage {
 	/* under the owning stream's lock */
 	size_t head;          /* bytes handed out since the stream was last seen idle */
 	uint64_t staged;      /* copies staged, ever */
+	unsigned reading;     /* device-to-host slots not yet copied out: head stays */
 };
 
 /*
@@ -111,6 +121,7 @@ static struct ag_stage *take_arena(struct ag_stream *st)
 	if (a) {
 		a->head = 0;
 		a->staged = 0;
+		a->reading = 0;
 		__atomic_store_n(&a->gen, a->gen + 1, __ATOMIC_RELEASE);
 		__atomic_store_n(&a->state, ARENA_USED, __ATOMIC_RELEASE);
 		st->stage = a;
@@ -133,8 +144,9 @@ static int pageable(const void *p, size_t n)
 int ag_stage_copy(struct ag_stream *st, const struct ag_call *c, struct ag_call *out)
 {
 	size_t n = c->u.copy.bytes;
-	if (c->api != AG_COPY_HTOD || !n || n > AG_STAGE_MAX || st->stage_off ||
-	    !pageable((const void *)c->u.copy.src, n))
+	int in = c->api == AG_COPY_HTOD;
+	const void *host = (const void *)(in ? c->u.copy.src : c->u.copy.dst);
+	if ((!in && c->api != AG_COPY_DTOH) || !n || n > AG_STAGE_MAX || st->stage_off || !pageable(host, n))
 		return 0;
 	struct ag_stage *a = arena_of(st);
 	if (!a && (st->stage_tried || !(a = take_arena(st)))) {
@@ -151,13 +163,43 @@ int ag_stage_copy(struct ag_stream *st, const struct ag_call *c, struct ag_call 
 		return 0;
 	}
 	uint8_t *slot = a->base + a->head;
-	ag_stage_read(slot, (const void *)c->u.copy.src, n);
 	a->head += AG_STAGE_ALIGN(n);
 	a->staged++;
 	*out = *c;
-	out->u.copy.src = (CUdeviceptr)slot;
+	if (in) {
+		ag_stage_read(slot, host, n);
+		out->u.copy.src = (CUdeviceptr)slot;
+	} else {
+		a->reading++;
+		out->u.copy.dst = (CUdeviceptr)slot;
+	}
 	ag_stats_add(AG_S_STAGED, 1);
 	return 1;
+}
+
+/*
+ * The staged device-to-host copy c (the program's) was submitted as staged with
+ * status rc, and the stream's segment ended (engine.c): its data reaches the
+ * program's buffer once the stream's work is done, as the driver's own copy
+ * to pageable memory would return. The stream is not locked.
+ */
+CUresult ag_stage_copy_out(struct ag_stream *st, const struct ag_call *c, const struct ag_call *staged,
+			   CUresult rc)
+{
+	if (rc == CUDA_SUCCESS) {
+		ag_stage_sync_begin(st);
+		rc = ag_engine_status(AG_REAL(cuStreamSynchronize)(c->stream));
+		if (rc == CUDA_SUCCESS)
+			ag_stage_read((void *)c->u.copy.dst, (const void *)staged->u.copy.dst, c->u.copy.bytes);
+	}
+	ag_stream_lock(st);
+	struct ag_stage *a = arena_of(st);
+	if (a && (const uint8_t *)staged->u.copy.dst >= a->base && a->reading)
+		a->reading--;
+	ag_stream_unlock(st);
+	if (rc == CUDA_SUCCESS)
+		ag_stage_sync_done(st);
+	return rc;
 }
 
 /* A stream that never staged costs a synchronizing call two loads, no lock. */
@@ -180,7 +222,7 @@ void ag_stage_sync_done(struct ag_stream *st)
 		return;
 	ag_stream_lock(st);
 	struct ag_stage *a = arena_of(st);
-	if (a && a == waiting.a && st->stage_gen == waiting.gen && a->staged == waiting.staged)
+	if (a && a == waiting.a && st->stage_gen == waiting.gen && a->staged == waiting.staged && !a->reading)
 		a->head = 0;
 	waiting.a = NULL;
 	st->stage_tried = 0;

@@ -184,8 +184,8 @@ static void emit_others(struct ag_emit *e)
 	static const struct {
 		const char *key, *text;
 	} why[AG_EAGER_OTHER_COUNT] = {
-		[AG_EAGER_TO_PAGEABLE] = {"copy_to_pageable", "device-to-host copies to pageable memory: the "
-				"call returns once the copy is done, so they end a segment"},
+		[AG_EAGER_TO_PAGEABLE] = {"copy_to_pageable", "device-to-host copies to pageable memory not "
+				"staged (over 64 KiB, or the stream's staging arena was full)"},
 		[AG_EAGER_FROM_PAGEABLE] = {"copy_from_pageable", "host-to-device copies from memory not page-"
 				"locked and not staged (over 64 KiB, or the stream's staging arena was full)"},
 		[AG_EAGER_UNIFIED_PAGEABLE] = {"unified_copy_pageable", "unified-address copies with a pageable side"},

@@ -57,6 +57,9 @@ static const char usage[] =
     "  --upload              each iteration starts by copying its input from pageable host\n"
     "                        memory (cuMemcpyHtoDAsync), overwritten as soon as the call\n"
     "                        returns, and adding it into c\n"
+    "  --readback            each iteration ends by copying 64 bytes of c to pageable host\n"
+    "                        memory (cuMemcpyDtoHAsync) and reading them at once, as\n"
+    "                        cuBLAS returns a dot product; printed as r= in the result\n"
     "  --sync-copies         each iteration ends with a synchronous set of e (cuMemsetD32)\n"
     "                        and a synchronous device-to-device copy of c to d (cuMemcpyDtoD)\n"
     "  --sync-at N           with --sync none, one stream synchronization after iteration N\n"
@@ -72,10 +75,10 @@ static struct {
     int ex_attr;
     long variants;
     long copy_rotate, copy_bad_at, head;
-    int upload, sync_copies;
+    int upload, sync_copies, readback;
     long sync_at;
     int distinct;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0, 0, 0, -1, 0};
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0, 0, 0, 0, -1, 0};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -143,6 +146,8 @@ static void parse(int argc, char **argv)
             opt.head = number(a, v, 1, 64), i++;
         else if (!strcmp(a, "--upload"))
             opt.upload = 1;
+        else if (!strcmp(a, "--readback"))
+            opt.readback = 1;
         else if (!strcmp(a, "--sync-copies"))
             opt.sync_copies = 1;
         else if (!strcmp(a, "--distinct"))
@@ -199,6 +204,7 @@ struct worker {
     CUstream s;
     CUdeviceptr a, b, c, d, e, ix, inc, up, scratch[64];
     float *host; /* --upload's pageable input */
+    unsigned long long readback; /* --readback: a hash of every value read back */
     long launches, graph_launches;
     char result[256];
 };
@@ -330,6 +336,18 @@ static void upload(struct worker *w, long it)
     launch(w, f_add, (unsigned)(opt.n + 63) / 64, args);
 }
 
+/* --readback: a small result read back into pageable memory; the call returns once the
+ * copy is done, so the values are read as soon as it returns, and the buffer then
+ * overwritten (a stale or late copy changes the hash). */
+static void readback(struct worker *w)
+{
+    float out[16];
+    CHECK(cuMemcpyDtoHAsync(out, w->c, sizeof out, w->s));
+    for (size_t i = 0; i < sizeof out; i++)
+        w->readback = (w->readback ^ ((unsigned char *)out)[i]) * 1099511628211ull;
+    memset(out, 0xff, sizeof out);
+}
+
 /* --sync-copies: a synchronous set and a synchronous device-to-device copy; neither waits
  * for the host: they are ordered on the legacy stream. */
 static void sync_copies(struct worker *w)
@@ -364,6 +382,8 @@ static void iteration(struct worker *w, long it)
         rotate_copy(w, it);
     if (opt.sync_copies)
         sync_copies(w);
+    if (opt.readback)
+        readback(w);
 }
 
 static unsigned long long hash_buf(CUdeviceptr p, size_t bytes)
@@ -488,7 +508,9 @@ static void *run(void *arg)
                        hash_buf(w->a, bytes), hash_buf(w->b, bytes), hash_buf(w->c, bytes),
                        hash_buf(w->d, bytes), hash_buf(w->ix, bytes));
     if (opt.head || opt.sync_copies)
-        snprintf(w->result + len, sizeof w->result - (size_t)len, " e=%016llx", hash_buf(w->e, bytes));
+        len += snprintf(w->result + len, sizeof w->result - (size_t)len, " e=%016llx", hash_buf(w->e, bytes));
+    if (opt.readback)
+        snprintf(w->result + len, sizeof w->result - (size_t)len, " r=%016llx", w->readback);
     if (own)
         CHECK(cuGraphExecDestroy(own));
     free(w->host);
