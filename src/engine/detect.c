@@ -234,6 +234,29 @@ static uint64_t unique_start(const struct ag_stream *st, uint64_t t, uint64_t P,
 }
 
 /*
+ * How many operations after s the first one lies whose full hash occurs once in
+ * [s, s + D), D if none. A hold of an exact period starts on its first
+ * operation's arguments: where no shape is unique (an MLP's layers launch the
+ * same two kernels), a sequence that starts on an operation every layer makes
+ * alike (the activation, its uninitialized bytes changing between steps)
+ * rarely starts, and one that starts on a layer's own weights always does.
+ */
+static uint64_t unique_hash_after(const struct ag_stream *st, uint64_t s, uint64_t D)
+{
+	static __thread uint64_t sorted[AG_PERIOD_MAX];
+	for (uint64_t i = 0; i < D; i++)
+		sorted[i] = st->hist[(s + i) % AG_HIST].hash;
+	qsort(sorted, D, sizeof *sorted, by_shape);
+	for (uint64_t k = 0; k < D; k++) {
+		uint64_t h = st->hist[(s + k) % AG_HIST].hash;
+		const uint64_t *at = bsearch(&h, sorted, D, sizeof *sorted, by_shape);
+		if ((at == sorted || at[-1] != h) && (at + 1 == sorted + D || at[1] != h))
+			return k;
+	}
+	return D;
+}
+
+/*
  * The evidence for a period runs across boundaries (a loop that synchronizes
  * after its warmup repeats the same work on both sides); the window it
  * becomes a sequence from lies after the last one (`from`), as a graph cannot
@@ -289,12 +312,34 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 		unit = P * ((PERIOD_UNIT < max_ops ? PERIOD_UNIT : max_ops) / P);
 	if (unit < P)
 		unit = P;
+	if (exact && exact > 1) {
+		uint64_t k = unique_hash_after(st, t + 1 - unit - back, exact);
+		if (k < exact)
+			back = k <= back ? back - k : back + exact - k;
+	}
+	if (st->run < back + P)
+		return;
 	if (t + 1 < from + unit + back) {
 		st->period_retry = from + unit + back; /* when the window fits, if no boundary comes */
 		return;
 	}
-	make_seqs(st, t + 1 - unit - back, unit, 0, on_shape ? "loop with changing arguments" : "repeating loop",
-		  on_shape);
+	uint64_t start = t + 1 - unit - back;
+	if (exact) {
+		/* The exact period was confirmed over the run's last two periods only, and a
+		 * window of several periods reaches further back: an earlier iteration's first
+		 * operation may have had other arguments (a first step's buffers). A sequence
+		 * starting on those would never start; it waits until its window starts after
+		 * the last that differs from the latest at its phase. Later operations may
+		 * differ (the replay updates their nodes). */
+		uint64_t latest = st->hist[(start + unit - P) % AG_HIST].hash;
+		for (uint64_t i = start + unit - P; i > start; i -= P) {
+			if (st->hist[(i - P) % AG_HIST].hash != latest) {
+				st->period_retry = i + unit + back;
+				return;
+			}
+		}
+	}
+	make_seqs(st, start, unit, 0, on_shape ? "loop with changing arguments" : "repeating loop", on_shape);
 	st->period = st->run = st->period_retry = 0;
 }
 
