@@ -198,6 +198,13 @@ static int by_shape(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether key occurs exactly once in the sorted array of n keys. */
+static int occurs_once(const uint64_t *sorted, uint64_t n, uint64_t key)
+{
+	const uint64_t *at = bsearch(&key, sorted, n, sizeof *sorted, by_shape);
+	return (at == sorted || at[-1] != key) && (at + 1 == sorted + n || at[1] != key);
+}
+
 /*
  * How far back from the period's last P operations a sequence should start so
  * that its first operation's shape occurs once per period: a hold starts on
@@ -225,9 +232,7 @@ static uint64_t unique_start(const struct ag_stream *st, uint64_t t, uint64_t P,
 		return phase ? P - phase : 0;
 	for (uint64_t k = 0; k <= P; k++) {
 		uint64_t i = k ? k - 1 : phase;
-		uint64_t s = st->hist[(first + i) % AG_HIST].shape;
-		const uint64_t *at = bsearch(&s, sorted, P, sizeof *sorted, by_shape);
-		if ((at == sorted || at[-1] != s) && (at + 1 == sorted + P || at[1] != s))
+		if (occurs_once(sorted, P, st->hist[(first + i) % AG_HIST].shape))
 			return i ? P - i : 0;
 	}
 	return 0;
@@ -247,12 +252,9 @@ static uint64_t unique_hash_after(const struct ag_stream *st, uint64_t s, uint64
 	for (uint64_t i = 0; i < D; i++)
 		sorted[i] = st->hist[(s + i) % AG_HIST].hash;
 	qsort(sorted, D, sizeof *sorted, by_shape);
-	for (uint64_t k = 0; k < D; k++) {
-		uint64_t h = st->hist[(s + k) % AG_HIST].hash;
-		const uint64_t *at = bsearch(&h, sorted, D, sizeof *sorted, by_shape);
-		if ((at == sorted || at[-1] != h) && (at + 1 == sorted + D || at[1] != h))
+	for (uint64_t k = 0; k < D; k++)
+		if (occurs_once(sorted, D, st->hist[(s + k) % AG_HIST].hash))
 			return k;
-	}
 	return D;
 }
 
@@ -312,7 +314,7 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 		unit = P * ((PERIOD_UNIT < max_ops ? PERIOD_UNIT : max_ops) / P);
 	if (unit < P)
 		unit = P;
-	if (exact && exact > 1) {
+	if (exact > 1) {
 		uint64_t k = unique_hash_after(st, t + 1 - unit - back, exact);
 		if (k < exact)
 			back = k <= back ? back - k : back + exact - k;

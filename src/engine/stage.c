@@ -194,8 +194,9 @@ CUresult ag_stage_copy_out(struct ag_stream *st, const struct ag_call *c, const 
 	}
 	ag_stream_lock(st);
 	struct ag_stage *a = arena_of(st);
-	if (a && (const uint8_t *)staged->u.copy.dst >= a->base && a->reading)
-		a->reading--;
+	const uint8_t *slot = (const uint8_t *)staged->u.copy.dst;
+	if (a && slot >= a->base && slot < a->base + AG_STAGE_BYTES && a->reading)
+		a->reading--; /* not if the arena changed hands meanwhile (its count started over) */
 	ag_stream_unlock(st);
 	if (rc == CUDA_SUCCESS)
 		ag_stage_sync_done(st);
