@@ -440,6 +440,9 @@ static void replay_value(int tag)
 	case AG_TR_PINNED_REMOVE:
 		ag_engine_pinned_remove((const void *)(uintptr_t)a);
 		break;
+	case AG_TR_EVENT_DESTROYED:
+		ag_engine_event_destroyed((CUevent)(uintptr_t)a);
+		break;
 	}
 }
 
@@ -487,6 +490,7 @@ static uint64_t replay(void)
 		case AG_TR_EVENT_CREATED:
 		case AG_TR_PINNED_ADD:
 		case AG_TR_PINNED_REMOVE:
+		case AG_TR_EVENT_DESTROYED:
 			replay_value(tag);
 			break;
 		case AG_TR_END:

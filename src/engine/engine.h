@@ -73,6 +73,9 @@ void ag_engine_stream_destroyed(CUstream s);
 
 /* Event flags (timing events cannot be graph nodes) and page-locked host ranges. */
 void ag_engine_event_created(CUevent ev, unsigned flags);
+/* The event is gone: its entry goes, and so does every learned sequence recording it
+ * (a later event may get its handle). The caller has submitted held work first. */
+void ag_engine_event_destroyed(CUevent ev);
 void ag_engine_pinned_add(const void *p, size_t bytes);
 size_t ag_engine_pinned_remove(const void *p); /* the range's size, 0 if none */
 int ag_engine_pinned(const void *p, size_t bytes);

@@ -7,7 +7,9 @@
  * graph event-record nodes: an interprocess event's record may be waited for by
  * another process, which a held record would keep waiting).
  * Both are small tables behind a mutex: they change at allocation time and
- * are read once per recorded copy or event record, never per launch.
+ * are read once per recorded copy or event record, never per launch. An
+ * event's entry goes when the event is destroyed (a JAX step creates one, a
+ * new handle each time) and remembers whether a learned sequence records it.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -100,6 +102,7 @@ int ag_engine_pinned(const void *p, size_t bytes)
 struct event_info {
 	CUevent ev;
 	unsigned flags;
+	int learned; /* a learned sequence records it */
 	UT_hash_handle hh;
 };
 
@@ -124,8 +127,35 @@ void ag_engine_event_created(CUevent ev, unsigned flags)
 		HASH_ADD_PTR(events, ev, e);
 	}
 	if (e)
-		e->flags = flags;
+		e->flags = flags, e->learned = 0;
 	pthread_mutex_unlock(&event_lock);
+}
+
+int ag_facts_event_forget(CUevent ev)
+{
+	int learned = 0;
+	pthread_mutex_lock(&event_lock);
+	struct event_info *e;
+	HASH_FIND_PTR(events, &ev, e);
+	if (e) {
+		learned = e->learned;
+		HASH_DEL(events, e);
+		free(e);
+	}
+	pthread_mutex_unlock(&event_lock);
+	return learned;
+}
+
+int ag_facts_event_learned(CUevent ev)
+{
+	pthread_mutex_lock(&event_lock);
+	struct event_info *e;
+	HASH_FIND_PTR(events, &ev, e);
+	int ok = e && (e->flags & CU_EVENT_DISABLE_TIMING);
+	if (ok)
+		e->learned = 1;
+	pthread_mutex_unlock(&event_lock);
+	return ok;
 }
 
 int ag_engine_event_flags(CUevent ev, unsigned *flags)

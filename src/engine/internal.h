@@ -310,6 +310,7 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 struct ag_seq *ag_seq_first(struct ag_stream *st, uint64_t hash);
 void ag_seq_forget_all(struct ag_stream *st);
 void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi);
+void ag_seq_forget_recording(struct ag_stream *st, CUevent ev);
 
 /* ledger.c: what became of each learned sequence, kept after it is freed */
 struct ag_ledger_entry; /* engine.h */
@@ -327,6 +328,11 @@ extern unsigned ag_graph_count;
 
 /* facts.c */
 int ag_engine_event_flags(CUevent ev, unsigned *flags);
+/* The destroyed event's entry goes; 1 if a learned sequence records it. */
+int ag_facts_event_forget(CUevent ev);
+/* A sequence about to be learned records ev: 1 (and remembered) if ev still exists
+ * without timing, 0 if it was destroyed or its handle now names a timing event. */
+int ag_facts_event_learned(CUevent ev);
 /* The library's own page-locked memory (stage.c): not in the trace, which records the program's. */
 void ag_facts_pinned_add(const void *p, size_t bytes);
 size_t ag_facts_pinned_remove(const void *p);

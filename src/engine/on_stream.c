@@ -1,6 +1,7 @@
 /*
  * Handlers for events: creation (the engine must know which events have no
- * timing, the only ones whose records can be graph nodes) and records, which
+ * timing, the only ones whose records can be graph nodes), destruction (held
+ * records go first, then what the engine knew of the handle) and records, which
  * are stream operations the engine may hold like any other. Stream waits,
  * stream destruction, capture and teardown need no handler of their own: the
  * policy table gives them generic actions (src/hook/classes.txt).
@@ -14,6 +15,26 @@ CUresult ag_on_cuEventCreate(CUevent *ev, unsigned int flags)
 	if (rc == CUDA_SUCCESS && ev)
 		ag_engine_event_created(*ev, flags);
 	return rc;
+}
+
+static CUresult destroy(CUevent ev, CUresult (*real)(CUevent), int fn)
+{
+	ag_engine_caller(fn);
+	ag_engine_barrier();
+	CUresult rc = real(ev);
+	if (rc == CUDA_SUCCESS)
+		ag_engine_event_destroyed(ev);
+	return rc;
+}
+
+CUresult ag_on_cuEventDestroy(CUevent ev)
+{
+	return destroy(ev, AG_REAL(cuEventDestroy), AG_FN_cuEventDestroy);
+}
+
+CUresult ag_on_cuEventDestroy_v2(CUevent ev)
+{
+	return destroy(ev, AG_REAL(cuEventDestroy_v2), AG_FN_cuEventDestroy_v2);
 }
 
 static CUresult record(int per_thread, int with_flags, CUevent ev, CUstream s, unsigned flags)

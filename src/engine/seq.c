@@ -65,6 +65,15 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 		ag_stats_add(AG_S_FB_UNSUPPORTED, 1);
 		return;
 	}
+	/* A recorded event must still exist without timing: one destroyed since it was seen
+	 * may have left its handle to a new event. The events it records are remembered. */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct ag_op *op = &st->hist[(first + i) % AG_HIST];
+		if (op->call.kind == AG_OP_EVENT && !ag_facts_event_learned(op->call.u.event.ev)) {
+			ag_stats_add(AG_S_FB_UNSUPPORTED, 1);
+			return;
+		}
+	}
 	struct ag_seq *seq = calloc(1, sizeof *seq);
 	if (!seq)
 		return;
@@ -146,21 +155,27 @@ static void index_all(struct ag_stream *st, struct ag_seq *s)
 	index_first(st, s);
 }
 
-/*
- * Memory [lo, hi) goes away (a device free, host memory unregistered or
- * freed). The driver checks a copy's or memset's addresses when it is called,
- * and a later allocation may reuse the addresses: a sequence that copies or
- * sets there must never match again (issue 8, patterns 1 and 10). The caller
- * has flushed the stream.
- */
-void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi)
+/* What a sequence to forget touches: memory [lo, hi), or the event ev if set. */
+struct touch {
+	uintptr_t lo, hi;
+	CUevent ev;
+};
+
+static int op_touches(const struct ag_op *op, const struct touch *t)
+{
+	if (t->ev)
+		return op->call.kind == AG_OP_EVENT && op->call.u.event.ev == t->ev;
+	return ag_op_touches(op, t->lo, t->hi);
+}
+
+static void forget_where(struct ag_stream *st, const struct touch *t)
 {
 	int dropped = 0;
 	for (struct ag_seq **p = &st->seqs; *p;) {
 		struct ag_seq *s = *p;
 		int hit = 0;
 		for (uint32_t i = 0; i < s->n && !hit; i++)
-			hit = ag_op_touches(&s->ops[i], lo, hi);
+			hit = op_touches(&s->ops[i], t);
 		if (!hit) {
 			p = &s->next;
 			continue;
@@ -173,4 +188,27 @@ void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi)
 	}
 	if (dropped)
 		index_all(st, st->seqs);
+}
+
+/*
+ * Memory [lo, hi) goes away (a device free, host memory unregistered or
+ * freed). The driver checks a copy's or memset's addresses when it is called,
+ * and a later allocation may reuse the addresses: a sequence that copies or
+ * sets there must never match again (issue 8, patterns 1 and 10). The caller
+ * has flushed the stream.
+ */
+void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi)
+{
+	struct touch t = {lo, hi, NULL};
+	forget_where(st, &t);
+}
+
+/*
+ * The event is destroyed: a later event may get its handle, with timing, and the
+ * graph's node may still name the old one. The caller has flushed the stream.
+ */
+void ag_seq_forget_recording(struct ag_stream *st, CUevent ev)
+{
+	struct touch t = {0, 0, ev};
+	forget_where(st, &t);
 }

@@ -55,6 +55,7 @@ enum ag_trace_tag {
 	AG_TR_PINNED_ADD,    /* pointer, bytes */
 	AG_TR_PINNED_REMOVE, /* pointer */
 	AG_TR_END,           /* - : the last record of a file the process finished writing */
+	AG_TR_EVENT_DESTROYED, /* event (after END: older traces keep their numbering) */
 	AG_TR_TAG_COUNT
 };
 

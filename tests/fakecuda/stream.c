@@ -432,6 +432,20 @@ CUresult ag_fake_event(CUevent h, struct ag_fake_event **out)
     return CUDA_SUCCESS;
 }
 
+/* With AG_FAKE_EVENT_REUSE=1 a new event takes the handle of the last one destroyed, as
+ * the driver's allocator may; otherwise destroyed events stay tombstones. */
+static struct ag_fake_event *last_destroyed;
+
+static int reuse_events(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        const char *e = getenv("AG_FAKE_EVENT_REUSE");
+        v = e && !strcmp(e, "1");
+    }
+    return v;
+}
+
 static CUresult event_create(CUevent *out, unsigned flags)
 {
     struct ag_fake_ctx *c;
@@ -440,9 +454,11 @@ static CUresult event_create(CUevent *out, unsigned flags)
         return rc;
     if (!out || (flags & ~0xfu))
         return CUDA_ERROR_INVALID_VALUE;
-    struct ag_fake_event *e = calloc(1, sizeof *e);
+    struct ag_fake_event *e = last_destroyed ? last_destroyed : calloc(1, sizeof *e);
     if (!e)
         return CUDA_ERROR_OUT_OF_MEMORY;
+    if (last_destroyed)
+        memset(e, 0, sizeof *e), last_destroyed = NULL;
     e->magic = AG_FAKE_EVENT;
     e->flags = flags;
     ag_fake_trace_field("flags=%u", flags);
@@ -456,8 +472,11 @@ static CUresult event_destroy(CUevent h)
 {
     struct ag_fake_event *e;
     CUresult rc = ag_fake_event(h, &e);
-    if (rc == CUDA_SUCCESS)
+    if (rc == CUDA_SUCCESS) {
         e->magic = AG_FAKE_DEAD;
+        if (reuse_events())
+            last_destroyed = e;
+    }
     return rc;
 }
 

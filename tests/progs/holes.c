@@ -10,12 +10,18 @@
  *                 kernelParams, after a loop that taught the engine both launches (6)
  *   attr-event    a launch that records an event through a launch attribute (4)
  *   stream-churn N   N cycles of stream create, launches, destroy (pattern 11)
- *   module-churn N   N cycles of module load, launch, unload (pattern 11); both print
- *                 the resident growth after the first tenth of the cycles on stderr
+ *   module-churn N   N cycles of module load, launch, unload (pattern 11)
+ *   event-churn N    N cycles of what a JAX step does with events: a new event, a launch,
+ *                 a record of it, another stream waiting for it, the event destroyed; the
+ *                 three churns print the resident growth after the first tenth of the
+ *                 cycles on stderr
  *   exit-signal   exit() from a SIGALRM handler while the loop replays graphs (7)
  *   exit-in-driver [IT]  exit() from a SIGUSR1 handler that interrupted a driver call
  *                 (the stand-in's AG_FAKE_SIGNAL_KERNEL seam) in iteration IT (7)
  *   ipc-event     a learned loop that records an interprocess event (issue 8 item 15.5)
+ *   event-reuse   a learned loop that records an event without timing; the event is
+ *                 destroyed, a timing event created (with AG_FAKE_EVENT_REUSE=1 the
+ *                 stand-in gives it the same handle) and the loop runs again recording it
  *   idle-timer    a replayed loop, then no CUDA call: the other threads of the process
  *                 (the library's timer) must go quiet; prints on stderr (15.8)
  *   fork-lock     forks while another thread launches on a replayed stream; each child
@@ -216,6 +222,31 @@ static void stream_churn(long cycles)
     fprintf(stderr, "growth_kb=%ld\n", rss_kb() - before);
 }
 
+static void event_churn(long cycles)
+{
+    CUdeviceptr d;
+    CUstream other;
+    CHECK(cuMemAlloc(&d, N * 4));
+    CHECK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    long before = 0;
+    for (long c = 0; c < cycles; c++) {
+        CUevent ev;
+        CHECK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+        fill(d, (float)(c % 5));
+        CHECK(cuEventRecord(ev, s));
+        CHECK(cuStreamWaitEvent(other, ev, 0));
+        CHECK(cuEventDestroy(ev));
+        if (c % 100 == 99)
+            CHECK(cuStreamSynchronize(other));
+        if (c == cycles / 10)
+            before = rss_kb();
+    }
+    CHECK(cuStreamSynchronize(s));
+    CHECK(cuStreamDestroy(other));
+    printf("event-churn: cycles=%ld sum=%.0f\n", cycles, sum(d));
+    fprintf(stderr, "growth_kb=%ld\n", rss_kb() - before);
+}
+
 static void module_churn(long cycles)
 {
     CUdeviceptr d;
@@ -316,6 +347,34 @@ static void ipc_event(void)
         printf("ipc-event: it=%d sum=%.0f\n", it, sum(d));
     }
     CHECK(cuEventSynchronize(ev));
+}
+
+static void event_reuse(void)
+{
+    CUdeviceptr d;
+    CUevent ev, timed = NULL;
+    CHECK(cuMemAlloc(&d, N * 4));
+    CHECK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+    for (int round = 0; round < 2; round++) {
+        for (int it = 0; it < 12; it++) {
+            fill(d, 1.0f);
+            scale(d, 2.0f);
+            CHECK(cuEventRecord(round ? timed : ev, s));
+            scale(d, 0.5f);
+            scale(d, 3.0f);
+            CHECK(cuStreamSynchronize(s));
+            printf("event-reuse: round=%d it=%d sum=%.0f\n", round, it, sum(d));
+        }
+        if (!round) {
+            CHECK(cuEventDestroy(ev));
+            CHECK(cuEventCreate(&timed, CU_EVENT_DEFAULT));
+            printf("event-reuse: same handle=%s\n", timed == ev ? "yes" : "no");
+        }
+    }
+    float ms = -1;
+    CHECK(cuEventElapsedTime(&ms, timed, timed));
+    printf("event-reuse: elapsed=%.1f\n", ms);
+    CHECK(cuEventDestroy(timed));
 }
 
 /* Context switches of every thread but this one: the library's timer, the stand-in's
@@ -643,7 +702,7 @@ int main(int argc, char **argv)
     const char *ptx = getenv("AG_KERNELS_PTX");
     if (argc < 2 || !ptx) {
         fprintf(stderr, "usage: %s unpinned|freed|null-args|attr-event|exit-signal|exit-in-driver [IT]|"
-                        "stream-churn N|module-churn N|ipc-event|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|hostfn-probe|"
+                        "stream-churn N|module-churn N|event-churn N|ipc-event|event-reuse|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|hostfn-probe|"
                         "deferred-error|reused-stream[-release]   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
         return 2;
     }
@@ -667,12 +726,16 @@ int main(int argc, char **argv)
         stream_churn(count);
     else if (!strcmp(p, "module-churn"))
         module_churn(count);
+    else if (!strcmp(p, "event-churn"))
+        event_churn(count);
     else if (!strcmp(p, "exit-in-driver"))
         exit_in_driver(argc > 2 ? count : 8);
     else if (!strcmp(p, "exit-signal"))
         exit_signal();
     else if (!strcmp(p, "ipc-event"))
         ipc_event();
+    else if (!strcmp(p, "event-reuse"))
+        event_reuse();
     else if (!strcmp(p, "idle-timer"))
         idle_timer();
     else if (!strcmp(p, "fork-lock"))
