@@ -41,7 +41,8 @@ setup() {
 }
 
 @test "fuzz with issue 8's shapes (AG_FUZZ_PATTERNS=1): 400 seeds, same output with and without the library" {
-    run env AG_FUZZ_PATTERNS=1 "$ROOT/tests/fuzz/run-seeds" 1 400 "$(nproc)"
+    # The stand-in gives a new event the handle of the last one destroyed, as a driver may.
+    run env AG_FUZZ_PATTERNS=1 AG_FAKE_EVENT_REUSE=1 "$ROOT/tests/fuzz/run-seeds" 1 400 "$(nproc)"
     assert_success
     assert_line "fuzz: 400 programs, 0 mismatches"
 }

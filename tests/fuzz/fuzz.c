@@ -96,6 +96,8 @@ enum kind {
     O_HTOD_REG,   /* copy from the (maybe no longer) registered host buffer */
     O_REALLOC,    /* context sync, device buffer c freed, allocated and set again */
     O_RESTREAM,   /* context sync, a created stream destroyed and created again */
+    O_RENEW_EVENT, /* the plain event destroyed, its record maybe pending (a JAX step), and
+                    * created again, with timing if o.timing */
 };
 
 static int patterns;
@@ -233,9 +235,10 @@ static void generate(struct prog *p, uint64_t seed)
         for (int j = 0; j < tp->n; j++)
             tp->op[j].decoy = tp->op[j].kind == O_HANDOFF_SEND && chance(&r, 50);
         while (tp->n < MAXOPS && chance(&r, 40)) {
-            static const int extra[] = {O_REG_TOGGLE, O_HTOD_REG, O_HTOD_REG, O_REALLOC, O_RESTREAM};
+            static const int extra[] = {O_REG_TOGGLE, O_HTOD_REG,  O_HTOD_REG,
+                                        O_REALLOC,    O_RESTREAM, O_RENEW_EVENT};
             struct op o = random_op(&r, p);
-            o.kind = extra[pick(&r, 5)];
+            o.kind = extra[pick(&r, 6)];
             int at = pick(&r, tp->n + 1);
             memmove(&tp->op[at + 1], &tp->op[at], (size_t)(tp->n - at) * sizeof tp->op[0]);
             tp->op[at] = o;
@@ -500,6 +503,11 @@ static void run_op(struct thread_state *ts, int t, int j, const struct op *o)
             CHECK(cuStreamDestroy(st->s));
             CHECK(cuStreamCreate(&st->s, p->kinds[o->s] == 2 ? CU_STREAM_NON_BLOCKING : CU_STREAM_DEFAULT));
         }
+        break;
+    case O_RENEW_EVENT:
+        CHECK(cuEventDestroy(st->ev_plain));
+        CHECK(cuEventCreate(&st->ev_plain, o->timing ? CU_EVENT_DEFAULT : CU_EVENT_DISABLE_TIMING));
+        st->recorded_plain = 0;
         break;
     default: /* O_HOST_WRITE */
         for (int i = 0; i < p->n; i++)
