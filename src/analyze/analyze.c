@@ -556,6 +556,7 @@ int main(int argc, char **argv)
 	ag_opt_load();
 	ag_opt.num[AG_OPT_TRACE] = 0; /* the replay writes no trace of its own */
 	ag_opt.num[AG_OPT_STATS] = 0;
+	ag_engine_callers_wanted = 1; /* the summary says what new segments differed in, as a report would */
 	ag_an_driver_init();
 	ag_engine_init();
 	p = trace + magic;

@@ -91,6 +91,16 @@ void ag_an_summary(const char *path, const struct ag_an_totals *t)
 	if (c[AG_S_UPDATES])
 		printf("graph updates (variants updated in place for new arguments): %llu\n",
 		       (unsigned long long)c[AG_S_UPDATES]);
+	ag_engine_explain_prepare(); /* the segments still open at the trace's end */
+	const uint64_t *u = ag_engine_unlearned(), *f = ag_engine_first_seen_fields();
+	for (int i = 0; i < AG_UNL_COUNT; i++)
+		if (u[i])
+			printf("in no learned sequence: %llu operations %s\n", (unsigned long long)u[i],
+			       ag_unlearned_texts[i]);
+	for (int i = 0; u[AG_UNL_FIRST_SEEN] && i <= AG_DIV_LENGTH; i++)
+		if (f[i])
+			printf("  segments seen for the first time whose %s first differed from the segment "
+			       "before: %llu\n", ag_diverge_field_names[i], (unsigned long long)f[i]);
 	uint64_t n = c[AG_S_OPS_REPLAYED], m = t->ops;
 	printf("graphed: %llu of %llu operations (%.1f%%)\n", (unsigned long long)n,
 	       (unsigned long long)m, m ? 100.0 * (double)n / (double)m : 0.0);

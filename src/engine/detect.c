@@ -35,6 +35,7 @@
 
 void ag_detect_reset(struct ag_stream *st)
 {
+	ag_account_segment(st, AG_UNL_OTHER);
 	st->gap = st->observed;
 	st->period = st->run = st->period_retry = 0;
 	st->seg_start = st->observed;
@@ -113,11 +114,19 @@ static struct ag_segment *segment(struct ag_segment_table *t, uint64_t key)
 static void end_segment(struct ag_stream *st)
 {
 	uint64_t len = st->observed - st->seg_start;
-	if (st->seg_start < st->gap || len < (uint64_t)ag_opt.num[AG_OPT_MIN_OPS] || len >= AG_HIST)
+	if (st->seg_start < st->gap || len >= AG_HIST) {
+		ag_account_segment(st, AG_UNL_OTHER);
 		return;
+	}
+	if (len < (uint64_t)ag_opt.num[AG_OPT_MIN_OPS]) {
+		ag_account_segment(st, AG_UNL_SHORT);
+		return;
+	}
 	unsigned warmup = (unsigned)ag_opt.num[AG_OPT_WARMUP];
 	struct ag_segment *exact = segment(&st->counts_exact, st->seg_hash);
 	struct ag_segment *shape = segment(&st->counts_shape, st->seg_shape);
+	ag_account_segment_ended(st, len, shape->count);
+	st->prev_seg_start = st->seg_start, st->prev_seg_len = len;
 	uint64_t lead = len < LEAD_MIN ? 0 : len < LEAD_GROWN ? len / 4 : LEAD_FIRST;
 	if (exact->count == warmup)
 		make_seqs(st, st->seg_start, len, lead, "repeating segment", 0);

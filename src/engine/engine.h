@@ -16,7 +16,7 @@
  * (an enum ag_fn value) before they call the engine; it costs one test while
  * neither is written.
  */
-extern int ag_engine_callers_wanted; /* a trace or a report is written */
+extern int ag_engine_callers_wanted; /* a trace or a report is written, or the analyzer runs */
 extern __thread int ag_trace_caller;
 static inline void ag_engine_caller(int fn)
 {
@@ -86,7 +86,11 @@ void ag_engine_stand_aside(void);
 
 /* AUTOGRAPH_REPORT (process/explain.c): what became of the program's operations. Sequences
  * still alive are counted into their kernels' replays first. */
-enum ag_diverge_field { AG_DIV_KIND, AG_DIV_KERNEL, AG_DIV_GRID, AG_DIV_BLOCK, AG_DIV_SHMEM, AG_DIV_OTHER };
+enum ag_diverge_field {
+	AG_DIV_KIND, AG_DIV_KERNEL, AG_DIV_GRID, AG_DIV_BLOCK, AG_DIV_SHMEM, AG_DIV_EVENT, AG_DIV_OTHER,
+	AG_DIV_LENGTH /* segments only: a different number of operations */
+};
+extern const char *const ag_diverge_field_names[AG_DIV_LENGTH + 1];
 void ag_engine_explain_prepare(void);
 /* Held work submitted because of each driver function's calls, by enum ag_fn value. */
 const uint64_t *ag_engine_flushes_by_fn(void);
@@ -102,6 +106,20 @@ enum ag_eager_other {
 	AG_EAGER_OTHER_COUNT
 };
 const uint64_t *ag_engine_eager_others(void);
+/* Operations that could be nodes and were in no learned sequence, by the segment (the run
+ * between two boundaries) they were in, decided when it ended. */
+enum ag_unlearned {
+	AG_UNL_FIRST_SEEN, /* the segment's shapes had not been seen before */
+	AG_UNL_SHORT,      /* fewer operations than AUTOGRAPH_MIN_OPS */
+	AG_UNL_WARMING,    /* seen, but fewer than AUTOGRAPH_WARMUP times */
+	AG_UNL_OTHER,      /* a loop's period not yet confirmed, a sequence set aside, open at exit */
+	AG_UNL_COUNT
+};
+extern const char *const ag_unlearned_keys[AG_UNL_COUNT], *const ag_unlearned_texts[AG_UNL_COUNT];
+const uint64_t *ag_engine_unlearned(void);
+/* Segments seen for the first time, by the field of their first operation that differed from
+ * the stream's previous segment (AG_DIV_LENGTH: the two differ in length). */
+const uint64_t *ag_engine_first_seen_fields(void);
 /* What became of one learned sequence (engine/ledger.c). */
 struct ag_ledger_entry {
 	unsigned id;

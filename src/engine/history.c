@@ -152,6 +152,7 @@ void ag_history_observe_held(struct ag_stream *st, const struct ag_op *recorded,
 /* Operations the history did not see (held ones) come next: no window may span them. */
 void ag_history_gap(struct ag_stream *st)
 {
+	ag_account_segment(st, AG_UNL_OTHER);
 	st->gap = st->observed;
 	st->seg_start = st->observed;
 	st->seg_hash = st->seg_shape = 0;

@@ -350,8 +350,8 @@ CUresult ag_hold_submit(struct ag_stream *st, const struct ag_call *c, int unifi
 		return rc;
 	rc = ag_engine_status(ag_policy_submit_eager(st, c));
 	op->failed = rc != CUDA_SUCCESS;
-	ag_account_eager(op);
-	ag_detect_commit(st);
+	ag_detect_commit(st); /* first: the operation may begin a segment, and is counted in it */
+	ag_account_eager(st, op);
 	return rc;
 }
 

@@ -20,6 +20,7 @@
 #include <uthash.h>
 
 #include "engine/call.h"
+#include "engine/engine.h"
 #include "engine/kernels.h"
 
 #define AG_HIST 4096u          /* operations remembered per stream */
@@ -160,6 +161,8 @@ struct ag_stream {
 	uint64_t period, run;
 	uint64_t period_retry; /* a confirmed period waits for its window until this many observed */
 	uint64_t seg_start, seg_hash, seg_shape, last_epoch, local_epoch;
+	uint64_t prev_seg_start, prev_seg_len; /* the last segment that ended (for the report) */
+	uint32_t seg_unlearned; /* its operations that could be nodes and went eager unlearned */
 	uint64_t eager_avg;  /* cycles of an eager submission, a running average of samples */
 	struct ag_segment_table counts_exact, counts_shape;
 
@@ -363,7 +366,13 @@ void ag_trace_order(int tag, CUstream s, int per_thread);
 void ag_trace_values(int tag, uint64_t a, uint64_t b, int count);
 
 /* account.c: where operations went, for AUTOGRAPH_REPORT */
-void ag_account_eager(const struct ag_op *op);
+void ag_account_eager(struct ag_stream *st, const struct ag_op *op);
+/* The segment's unlearned operations (st->seg_unlearned) are counted under why. */
+void ag_account_segment(struct ag_stream *st, enum ag_unlearned why);
+/* The segment [st->seg_start, + len) ended, its shapes seen shape_count times: its unlearned
+ * operations are counted by what it was (new, and then what first differed from the stream's
+ * previous segment; warming up; otherwise elsewhere). */
+void ag_account_segment_ended(struct ag_stream *st, uint64_t len, unsigned shape_count);
 void ag_account_flushed(const struct ag_stream *st, enum ag_flush why);
 enum ag_diverge_field ag_account_diverged(const struct ag_op *expected, const struct ag_call *c);
 void ag_account_replays(const struct ag_seq *s); /* once per sequence, when it is retired */

@@ -223,9 +223,35 @@ static void emit_counts_line(struct ag_emit *e, const char *what, const uint64_t
 	ag_emit_line(e, "%s: %s", what, at ? text : "none");
 }
 
+/* Operations that could be nodes but no sequence held, by what their segment was. */
+static void emit_unlearned(struct ag_emit *e)
+{
+	const uint64_t *n = ag_engine_unlearned(), *f = ag_engine_first_seen_fields();
+	if (!e->json) {
+		char text[1024] = "";
+		size_t at = 0;
+		for (int i = 0; i < AG_UNL_COUNT; i++)
+			if (n[i])
+				appendf(text, sizeof text, &at, "%s%llu %s", at ? ", " : "", (unsigned long long)n[i],
+					ag_unlearned_texts[i]);
+		ag_emit_line(e, "operations in no learned sequence, by their segment: %s", at ? text : "none");
+		if (n[AG_UNL_FIRST_SEEN])
+			emit_counts_line(e, "segments seen for the first time, by what first differed from the "
+				"segment before", f, ag_diverge_field_names, AG_DIV_LENGTH + 1);
+		return;
+	}
+	ag_emit_object(e, "in_no_sequence_by_segment", 1);
+	for (int i = 0; i < AG_UNL_COUNT; i++)
+		ag_emit_u64(e, ag_unlearned_keys[i], ag_unlearned_texts[i], n[i]);
+	ag_emit_close(e);
+	ag_emit_object(e, "first_seen_segments_by_field", 1);
+	for (int i = 0; i <= AG_DIV_LENGTH; i++)
+		ag_emit_u64(e, ag_diverge_field_names[i], ag_diverge_field_names[i], f[i]);
+	ag_emit_close(e);
+}
+
 static void emit_causes(struct ag_emit *e)
 {
-	static const char *const field[] = {"kind", "kernel", "grid", "block", "shared_memory", "other"};
 	static const char *fn_names[AG_FN_COUNT + 1];
 	const uint64_t *d = ag_engine_diverged_fields();
 	const uint64_t *f = ag_engine_flushes_by_fn();
@@ -233,14 +259,15 @@ static void emit_causes(struct ag_emit *e)
 	for (int i = 1; i <= AG_FN_COUNT; i++)
 		fn_names[i] = ag_fn_names[i - 1];
 	if (!e->json) {
-		emit_counts_line(e, "held runs that diverged, by the field that differed", d, field, AG_DIV_OTHER + 1);
+		emit_counts_line(e, "held runs that diverged, by the field that differed", d, ag_diverge_field_names,
+				 AG_DIV_OTHER + 1);
 		emit_counts_line(e, "held work submitted eagerly by a synchronizing or unknown call", f, fn_names,
 				 AG_FN_COUNT + 1);
 		return;
 	}
 	ag_emit_object(e, "runs_diverged_by_field", 1);
 	for (int i = 0; i <= AG_DIV_OTHER; i++)
-		ag_emit_u64(e, field[i], field[i], d[i]);
+		ag_emit_u64(e, ag_diverge_field_names[i], ag_diverge_field_names[i], d[i]);
 	ag_emit_close(e);
 	ag_emit_object(e, "held_work_submitted_by", 0);
 	for (int i = 0; i <= AG_FN_COUNT; i++)
@@ -290,6 +317,7 @@ void ag_explain_write(void)
 	emit_sequences(&e);
 	emit_kernels(&e);
 	emit_others(&e);
+	emit_unlearned(&e);
 	emit_causes(&e);
 	ag_emit_end(&e);
 	close(fd);
