@@ -126,8 +126,9 @@ void ag_engine_event_created(CUevent ev, unsigned flags)
 		e->ev = ev;
 		HASH_ADD_PTR(events, ev, e);
 	}
+	/* learned stays: sequences may still record a handle whose destroy was not seen */
 	if (e)
-		e->flags = flags, e->learned = 0;
+		e->flags = flags;
 	pthread_mutex_unlock(&event_lock);
 }
 
