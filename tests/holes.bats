@@ -122,16 +122,19 @@ st() { json_stat "$T/s.json" "$1"; }
     (( g - p < 1024 )) || fail "resident growth $g KiB under the library, $p KiB without it"
 }
 
-@test "pattern 11: 100,000 events created, recorded and destroyed grow resident memory by less than 1 MiB" {
+@test "pattern 11: 200,000 events created, recorded and destroyed grow resident memory by less than 2 MiB" {
     # A JAX step creates an event, records it and destroys it a step later: every one is a
-    # new handle, and the library's table of event flags kept each (8 MiB here, found on the
-    # JAX trace of GPU run 8). The stand-in keeps destroyed events as tombstones.
-    same event-churn 100000
+    # new handle, and the library's table of event flags kept each (found on the JAX trace of
+    # GPU run 8): here 9.2 MiB over the last 100,000 cycles. The growth is counted from the
+    # halfway point, after the stream's argument ring has wrapped (its first pass touches new
+    # pages: about 0.8 MiB counted from the first tenth, which made a 1 MiB bound flaky).
+    # The stand-in keeps destroyed events as tombstones: its own growth is subtracted.
+    same event-churn 200000
     local g p
     g="$(printf '%s\n' "$stderr" | sed -n 's/^growth_kb=//p')"
     p="$(printf '%s\n' "$plain_stderr" | sed -n 's/^growth_kb=//p')"
     [[ -n "$g" && -n "$p" ]] || fail "no growth line: $stderr / $plain_stderr"
-    (( g - p < 1024 )) || fail "resident growth $g KiB under the library, $p KiB without it"
+    (( g - p < 2048 )) || fail "resident growth $g KiB under the library, $p KiB without it"
 }
 
 @test "freeing a stream's or a free's sequences reads no freed memory (valgrind memcheck)" {

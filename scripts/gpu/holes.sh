@@ -63,7 +63,7 @@ timeout 20 $H hostfn-probe >"$TMP/probe.out" 2>&1
 row "item 15.1: driver calls inside a host function" info "exit $?: $(tail -1 "$TMP/probe.out" | cut -d' ' -f2-)"
 both "holes stream-churn 10000 (pattern 11)" 120 -- $H stream-churn 10000
 both "holes module-churn 10000 (pattern 11)" 120 -- $H module-churn 10000
-both "holes event-churn 100000 (pattern 11)" 120 -- $H event-churn 100000
+both "holes event-churn 200000 (pattern 11)" 120 -- $H event-churn 200000
 both "pattern 12: host wait in a sequence (eng_loop --spin)" 60 -- $E --iters 300 --spin
 both "pattern 13: 8 live sequences, MAX_GRAPHS=4" 60 AUTOGRAPH_MAX_GRAPHS=4 -- $E --iters 400 --variants 8
 hung=0
