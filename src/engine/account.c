@@ -22,6 +22,7 @@ static uint64_t flushes_by_fn[AG_FN_COUNT + 1]; /* [fn + 1]; [0]: not known */
 static uint64_t diverged_fields[AG_DIV_OTHER + 1];
 static uint64_t eager_others[AG_EAGER_OTHER_COUNT];
 static uint64_t unlearned[AG_UNL_COUNT];
+static uint64_t first_seen_fields[AG_DIV_LENGTH + 1];
 
 const char *const ag_diverge_field_names[AG_DIV_LENGTH + 1] = {
 	"kind", "kernel", "grid", "block", "shared_memory", "event", "other", "length"};
@@ -31,10 +32,9 @@ const char *const ag_unlearned_keys[AG_UNL_COUNT] = {
 const char *const ag_unlearned_texts[AG_UNL_COUNT] = {
 	[AG_UNL_FIRST_SEEN] = "in segments seen for the first time",
 	[AG_UNL_SHORT] = "in segments shorter than AUTOGRAPH_MIN_OPS",
-	[AG_UNL_WARMING] = "in segments not yet seen AUTOGRAPH_WARMUP times",
+	[AG_UNL_WARMING] = "in segments seen before but not yet learned (AUTOGRAPH_WARMUP)",
 	[AG_UNL_OTHER] = "elsewhere (a loop's period not yet confirmed, a sequence set aside, a segment "
 			 "still open at exit)"};
-static uint64_t first_seen_fields[AG_DIV_LENGTH + 1];
 
 static void add(uint64_t *c, uint64_t n)
 {

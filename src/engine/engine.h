@@ -111,7 +111,7 @@ const uint64_t *ag_engine_eager_others(void);
 enum ag_unlearned {
 	AG_UNL_FIRST_SEEN, /* the segment's shapes had not been seen before */
 	AG_UNL_SHORT,      /* fewer operations than AUTOGRAPH_MIN_OPS */
-	AG_UNL_WARMING,    /* seen, but fewer than AUTOGRAPH_WARMUP times */
+	AG_UNL_WARMING,    /* seen before, not yet learned: at most AUTOGRAPH_WARMUP + 1 sightings */
 	AG_UNL_OTHER,      /* a loop's period not yet confirmed, a sequence set aside, open at exit */
 	AG_UNL_COUNT
 };
