@@ -183,9 +183,9 @@ PY
 }
 
 @test "AUTOGRAPH_REPORT: operations in no learned sequence are counted by their segment, and a new segment by what differed" {
-    # A JAX step records a new event every time: each segment between two waits is new, and
-    # the report must say that the event is what differed (found on the GPU JAX trace).
-    run env AUTOGRAPH_REPORT="$T/r.json" LD_PRELOAD="$LIB" "$PROGS/holes" event-churn 300
+    # Each iteration's second launch has a larger grid: every segment between two syncs is
+    # new, and the report must say that the grid is what differed from the one before.
+    run env AUTOGRAPH_REPORT="$T/r.json" LD_PRELOAD="$LIB" "$PROGS/holes" grid-growth 300
     assert_success
     run python3 - "$T/r.json" <<'PY'
 import json, sys
@@ -193,27 +193,27 @@ r = json.load(open(sys.argv[1]))
 u, f = r["in_no_sequence_by_segment"], r["first_seen_segments_by_field"]
 assert set(u) == {"first_seen", "short_segment", "warming_up", "other"}, u
 assert u["first_seen"] >= 2 * 290, u
-assert f["event"] >= 290 and f["event"] == max(f.values()), f
+assert f["grid"] >= 290 and f["grid"] == max(f.values()), f
 print("ok")
 PY
     assert_output ok
-    run env AUTOGRAPH_REPORT="$T/r.txt" LD_PRELOAD="$LIB" "$PROGS/holes" event-churn 300
+    run env AUTOGRAPH_REPORT="$T/r.txt" LD_PRELOAD="$LIB" "$PROGS/holes" grid-growth 300
     assert_success
-    grep -q "^segments seen for the first time, by what first differed from the segment before: 29[0-9] event" "$T/r.txt" ||
+    grep -q "^segments seen for the first time, by what first differed from the segment before: 29[0-9] grid" "$T/r.txt" ||
         fail "$(cat "$T/r.txt")"
 }
 
-@test "analyze: operations in no learned sequence by their segment, on the CG and JAX traces" {
+@test "analyze: operations in no learned sequence by their segment, on the CG and dynamic-decode traces" {
     # CG: cuBLAS's event record alone between its result copy and its sync, twice a step.
     run "$BUILD/autograph" analyze "$ROOT/tests/traces/cg_solver.agt.gz"
     assert_success
     local n
     n="$(sed -n 's/^in no learned sequence: \([0-9]*\) operations in segments shorter than AUTOGRAPH_MIN_OPS$/\1/p' <<<"$output")"
     (( ${n:-0} >= 4000 )) || fail "short segments: '${n}' in: $output"
-    run "$BUILD/autograph" analyze "$ROOT/tests/traces/jax_loop.agt.gz"
+    # The dynamic cache: each token's step is longer than the one before.
+    run "$BUILD/autograph" analyze "$ROOT/tests/traces/hf_decode_dynamic.agt.gz"
     assert_success
-    n="$(sed -n 's/^  segments seen for the first time whose event first differed from the segment before: \([0-9]*\)$/\1/p' <<<"$output")"
-    (( ${n:-0} >= 200 )) || fail "event: '${n}' in: $output"
-    assert_line --regexp '^graphed: 0 of 1434 operations'
+    n="$(sed -n 's/^  segments seen for the first time whose length first differed from the segment before: \([0-9]*\)$/\1/p' <<<"$output")"
+    (( ${n:-0} >= 50 )) || fail "length: '${n}' in: $output"
     [[ "${lines[-1]}" == graphed:* ]] || fail "the last line is not the graphed line: ${lines[-1]}"
 }

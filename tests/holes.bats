@@ -188,6 +188,22 @@ st() { json_stat "$T/s.json" "$1"; }
     assert_equal "eager records of the timing event=$rec" "eager records of the timing event=12"
 }
 
+@test "JAX's steps, a new event recorded each, are replayed; a new event under a destroyed one's handle is set on the node" {
+    # Before, an event record's event was part of its shape: a step recording a new event
+    # each time never repeated, and nothing was learned (run 8: JAX 0.90x of eager). The
+    # stand-in refuses a graph launch whose node names an event destroyed since it was set,
+    # so a node left naming the old event under a reused handle fails the run.
+    local mode
+    for mode in sync async; do
+        export AG_FAKE_EVENT_REUSE=1 AG_FAKE_ASYNC=$([[ $mode == async ]] && echo 1 || echo 0)
+        same xla-steps 100
+        assert_line "xla-steps: reused handles=some"
+        (( $(st replays) > 50 )) || fail "$mode: $(st replays) replays of 100 steps"
+        grep -q '^cuGraphExecEventRecordNodeSetEvent' "$T/trace" || fail "$mode: no event node was set"
+        rm -f "$T/trace"
+    done
+}
+
 @test "15.8: after the last hold the timer thread sleeps: the process's other threads go quiet" {
     same idle-timer
     [[ "$plain_stderr" == *" quiet=yes" ]] || fail "without the library: $plain_stderr"

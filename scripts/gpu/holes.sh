@@ -42,7 +42,7 @@ both() { # NAME TIMEOUT ENV... -- PROGRAM ARGS...
 }
 
 H=build/progs/holes E=build/progs/eng_loop
-for p in unpinned freed null-args attr-event event-reuse; do
+for p in unpinned freed null-args attr-event event-reuse "xla-steps 2000"; do
 	both "holes $p" 60 -- $H $p
 done
 for p in hostfn-launch ipc-event reused-stream reused-stream-release; do

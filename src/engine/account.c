@@ -25,7 +25,7 @@ static uint64_t unlearned[AG_UNL_COUNT];
 static uint64_t first_seen_fields[AG_DIV_LENGTH + 1];
 
 const char *const ag_diverge_field_names[AG_DIV_LENGTH + 1] = {
-	"kind", "kernel", "grid", "block", "shared_memory", "event", "other", "length"};
+	"kind", "kernel", "grid", "block", "shared_memory", "other", "length"};
 const char *const ag_unlearned_keys[AG_UNL_COUNT] = {
 	[AG_UNL_FIRST_SEEN] = "first_seen", [AG_UNL_SHORT] = "short_segment",
 	[AG_UNL_WARMING] = "warming_up", [AG_UNL_OTHER] = "other"};
@@ -97,8 +97,6 @@ static enum ag_diverge_field field_of(const struct ag_op *e, const struct ag_cal
 		return AG_DIV_BLOCK;
 	if (c->kind == AG_OP_KERNEL && x->u.kern.shmem != c->u.kern.shmem)
 		return AG_DIV_SHMEM;
-	if (c->kind == AG_OP_EVENT && x->u.event.ev != c->u.event.ev)
-		return AG_DIV_EVENT;
 	return AG_DIV_OTHER;
 }
 

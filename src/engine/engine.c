@@ -234,20 +234,11 @@ void ag_engine_memory_gone(uintptr_t lo, uintptr_t hi)
 	ag_stream_for_each(forget_touching, &r);
 }
 
-static void forget_recording(struct ag_stream *st, void *ev)
-{
-	ag_stream_lock(st);
-	ag_hold_flush(st, AG_FLUSH_BOUNDARY);
-	ag_seq_forget_recording(st, ev);
-	ag_stream_unlock(st);
-}
-
 void ag_engine_event_destroyed(CUevent ev)
 {
 	if (ag_trace_active)
 		ag_trace_values(AG_TR_EVENT_DESTROYED, (uintptr_t)ev, 0, 1);
-	if (ag_facts_event_forget(ev))
-		ag_stream_for_each(forget_recording, ev);
+	ag_facts_event_forget(ev);
 }
 
 /* The allocation's extent, asked before it goes; unknown: every copy and memset. */

@@ -73,8 +73,8 @@ void ag_engine_stream_destroyed(CUstream s);
 
 /* Event flags (timing events cannot be graph nodes) and page-locked host ranges. */
 void ag_engine_event_created(CUevent ev, unsigned flags);
-/* The event is gone: its entry goes, and so does every learned sequence recording it
- * (a later event may get its handle). The caller has submitted held work first. */
+/* The event is gone: its entry goes (a later event may get its handle, and is another
+ * argument of the records that name it). The caller has submitted held work first. */
 void ag_engine_event_destroyed(CUevent ev);
 void ag_engine_pinned_add(const void *p, size_t bytes);
 size_t ag_engine_pinned_remove(const void *p); /* the range's size, 0 if none */
@@ -87,7 +87,7 @@ void ag_engine_stand_aside(void);
 /* AUTOGRAPH_REPORT (process/explain.c): what became of the program's operations. Sequences
  * still alive are counted into their kernels' replays first. */
 enum ag_diverge_field {
-	AG_DIV_KIND, AG_DIV_KERNEL, AG_DIV_GRID, AG_DIV_BLOCK, AG_DIV_SHMEM, AG_DIV_EVENT, AG_DIV_OTHER,
+	AG_DIV_KIND, AG_DIV_KERNEL, AG_DIV_GRID, AG_DIV_BLOCK, AG_DIV_SHMEM, AG_DIV_OTHER,
 	AG_DIV_LENGTH /* segments only: a different number of operations */
 };
 extern const char *const ag_diverge_field_names[AG_DIV_LENGTH + 1];

@@ -9,7 +9,8 @@
  * Both are small tables behind a mutex: they change at allocation time and
  * are read once per recorded copy or event record, never per launch. An
  * event's entry goes when the event is destroyed (a JAX step creates one, a
- * new handle each time) and remembers whether a learned sequence records it.
+ * new handle each time); each creation is numbered, so a record of a new
+ * event under a destroyed one's handle is not the same argument as before.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -102,15 +103,16 @@ int ag_engine_pinned(const void *p, size_t bytes)
 struct event_info {
 	CUevent ev;
 	unsigned flags;
-	int learned; /* a learned sequence records it */
+	uint64_t gen; /* which creation under the handle this is */
 	UT_hash_handle hh;
 };
 
 static struct event_info *events;
+static uint64_t creations;
 static pthread_mutex_t event_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* An interprocess event is not kept, so its records are never nodes and never held; an
- * entry a destroyed event left under the same handle goes. */
+ * entry a destroyed event left under the same handle goes, or is this event's now. */
 void ag_engine_event_created(CUevent ev, unsigned flags)
 {
 	if (ag_trace_active)
@@ -126,46 +128,36 @@ void ag_engine_event_created(CUevent ev, unsigned flags)
 		e->ev = ev;
 		HASH_ADD_PTR(events, ev, e);
 	}
-	/* learned stays: sequences may still record a handle whose destroy was not seen */
-	if (e)
+	if (e) {
 		e->flags = flags;
+		e->gen = ++creations;
+	}
 	pthread_mutex_unlock(&event_lock);
 }
 
-int ag_facts_event_forget(CUevent ev)
+void ag_facts_event_forget(CUevent ev)
 {
-	int learned = 0;
 	pthread_mutex_lock(&event_lock);
 	struct event_info *e;
 	HASH_FIND_PTR(events, &ev, e);
 	if (e) {
-		learned = e->learned;
 		HASH_DEL(events, e);
 		free(e);
 	}
 	pthread_mutex_unlock(&event_lock);
-	return learned;
 }
 
-int ag_facts_event_learned(CUevent ev)
+int ag_facts_event_arg(CUevent ev, struct ag_event_arg *out)
 {
 	pthread_mutex_lock(&event_lock);
 	struct event_info *e;
 	HASH_FIND_PTR(events, &ev, e);
 	int ok = e && (e->flags & CU_EVENT_DISABLE_TIMING);
-	if (ok)
-		e->learned = 1;
+	if (ok) {
+		memset(out, 0, sizeof *out);
+		out->ev = ev;
+		out->gen = e->gen;
+	}
 	pthread_mutex_unlock(&event_lock);
 	return ok;
-}
-
-int ag_engine_event_flags(CUevent ev, unsigned *flags)
-{
-	pthread_mutex_lock(&event_lock);
-	struct event_info *e;
-	HASH_FIND_PTR(events, &ev, e);
-	if (e)
-		*flags = e->flags;
-	pthread_mutex_unlock(&event_lock);
-	return e != NULL;
 }

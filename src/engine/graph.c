@@ -116,12 +116,28 @@ static CUresult add_node(const struct ag_op *op, CUgraph g, CUgraphNode *prev, C
 		return AG_REAL(cuGraphAddMemcpyNode)(node, g, prev, nd, &p, ctx);
 	}
 	case AG_OP_EVENT:
-		return AG_REAL(cuGraphAddEventRecordNode)(node, g, prev, nd, c->u.event.ev);
+		return AG_REAL(cuGraphAddEventRecordNode)(node, g, prev, nd, ag_op_event(op->args));
 	default: {
 		CUDA_HOST_NODE_PARAMS p = {c->u.host.fn, c->u.host.data};
 		return AG_REAL(cuGraphAddHostNode)(node, g, prev, nd, &p);
 	}
 	}
+}
+
+/*
+ * The sequence's own graph names the run's events before it is instantiated
+ * again: an event it was built with may have been destroyed since (a JAX
+ * step destroys the event the step before recorded). The new executable's
+ * event nodes are then the run's, which update() leaves alone where they
+ * equal the sequence's and sets where they differ, as for any node.
+ */
+static int template_events(const struct ag_stream *st, struct ag_seq *seq)
+{
+	for (uint32_t i = 0; seq->nevents && i < seq->n; i++)
+		if (seq->ops[i].call.kind == AG_OP_EVENT &&
+		    AG_REAL(cuGraphEventRecordNodeSetEvent)(seq->nodes[i], ag_op_event(st->held[i])) != CUDA_SUCCESS)
+			return 0;
+	return 1;
 }
 
 static int instantiate(struct ag_seq *seq, struct ag_variant *v)
@@ -153,6 +169,8 @@ int ag_graph_build(struct ag_seq *seq, CUcontext ctx)
 	}
 	seq->graph = g;
 	seq->ctx = ctx;
+	for (uint32_t i = 0; i < seq->n; i++)
+		seq->nevents += seq->ops[i].call.kind == AG_OP_EVENT;
 	if (rc != CUDA_SUCCESS || !instantiate(seq, &seq->var[0])) {
 		AG_LOG(AG_LOG_DEBUG, "sequence %u: building its graph failed (%d)", seq->id, rc);
 		ag_graph_destroy(seq);
@@ -172,6 +190,8 @@ static CUresult set_node_args(struct ag_seq *seq, CUgraphExec exec, uint32_t i, 
 		copy_params(&op->call, args, &p);
 		return AG_REAL(cuGraphExecMemcpyNodeSetParams)(exec, seq->nodes[i], &p, seq->ctx);
 	}
+	if (op->call.kind == AG_OP_EVENT)
+		return AG_REAL(cuGraphExecEventRecordNodeSetEvent)(exec, seq->nodes[i], ag_op_event(args));
 	void *extra[5];
 	size_t size;
 	CUDA_KERNEL_NODE_PARAMS p;
@@ -230,7 +250,7 @@ struct ag_variant *ag_graph_variant(struct ag_stream *st, struct ag_seq *seq)
 	struct ag_variant *lru = NULL;
 	for (int i = 0; i < seq->nvar; i++) {
 		struct ag_variant *v = &seq->var[i];
-		if (v->key == key && (v->exec || instantiate(seq, v))) {
+		if (v->key == key && (v->exec || (template_events(st, seq) && instantiate(seq, v)))) {
 			if (v->ndirty && !update(st, seq, v)) {
 				discard(seq, v);
 				return NULL;
@@ -245,12 +265,12 @@ struct ag_variant *ag_graph_variant(struct ag_stream *st, struct ag_seq *seq)
 	if (seq->nvar < AG_VARIANTS) {
 		v = &seq->var[seq->nvar];
 		memset(v, 0, sizeof *v);
-		if (!instantiate(seq, v))
+		if (!template_events(st, seq) || !instantiate(seq, v))
 			return NULL;
 		seq->nvar++;
 	} else if (ag_opt.num[AG_OPT_UPDATE] && lru) {
 		v = lru;
-		if (!v->exec && !instantiate(seq, v))
+		if (!v->exec && (!template_events(st, seq) || !instantiate(seq, v)))
 			return NULL;
 		ag_stats_add(AG_S_UPDATES, 1);
 		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: arguments changed, graph updated in place",

@@ -142,8 +142,11 @@ void ag_history_observe_held(struct ag_stream *st, const struct ag_op *recorded,
 			op->call.u.kern.attrs = (const CUlaunchAttribute *)(buf + AG_ALIGN8(op->argbytes));
 		}
 		op->args = op->argbytes ? buf : NULL;
-		if (op->call.kind == AG_OP_COPY && op->argbytes) /* the run's addresses and size, not the sequence's */
+		/* the run's addresses and size, or event, not the sequence's */
+		if (op->call.kind == AG_OP_COPY && op->argbytes)
 			memcpy(&op->call.u.copy, buf, AG_COPY_ARGS);
+		else if (op->call.kind == AG_OP_EVENT && op->argbytes)
+			op->call.u.event.ev = ag_op_event(buf);
 		if (args != recorded->args)
 			op->hash = ag_op_args_hash(op, buf);
 	}

@@ -197,7 +197,7 @@ static void log_divergence(const struct ag_stream *st, const struct ag_op *e, co
 	static const char *const field[] = {
 		[AG_DIV_KIND] = "the kind of operation", [AG_DIV_KERNEL] = "the kernel",
 		[AG_DIV_GRID] = "the grid", [AG_DIV_BLOCK] = "the block", [AG_DIV_SHMEM] = "the shared memory size",
-		[AG_DIV_OTHER] = "a copy, set or attribute parameter"};
+		[AG_DIV_OTHER] = "a copy, set, record or attribute parameter"};
 	char want[160], got[160];
 	AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: run diverged at op %u of %u: expected %s, got %s (%s differs)",
 	       (void *)st->handle, st->held_seq->id, st->held_n + 1, st->held_seq->n,
@@ -213,6 +213,34 @@ static const uint8_t *take_new_args(struct ag_stream *st, const struct ag_op *e,
 	st->dirty[st->held_n] = 1;
 	st->ndirty++;
 	return args;
+}
+
+/*
+ * A held event record: its node records whatever the handle names when it
+ * runs, so the event must exist without timing now; another event than the
+ * sequence's, or a new one under its handle, is set on the node. 0 if the
+ * run diverged here.
+ */
+static int event_taken(struct ag_stream *st, const struct ag_op *e, const struct ag_call *c,
+		       const uint8_t **args, uint64_t *h)
+{
+	struct ag_event_arg a;
+	struct ag_op in;
+	if (!ag_facts_event_arg(c->u.event.ev, &a)) {
+		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: run diverged at op %u of %u: its event %p has "
+		       "timing or is not known", (void *)st->handle, st->held_seq->id, st->held_n + 1,
+		       st->held_seq->n, (void *)c->u.event.ev);
+		diverge(st, AG_FLUSH_ARGS);
+		return 0;
+	}
+	if (memcmp(e->args, &a, sizeof a) == 0)
+		return 1;
+	if (!ag_opt.num[AG_OPT_UPDATE] || !ag_op_event_pack(st, &a, &in)) {
+		diverge(st, AG_FLUSH_ARGS);
+		return 0;
+	}
+	*args = take_new_args(st, e, in.args, h);
+	return 1;
 }
 
 /* The next operation of a held sequence: 1 if it was taken (*rc its status), 0 if the
@@ -255,6 +283,8 @@ static int match(struct ag_stream *st, const struct ag_call *c, CUresult *rc)
 			return 0;
 		}
 		args = take_new_args(st, e, in.args, &h);
+	} else if (c->kind == AG_OP_EVENT && !event_taken(st, e, c, &args, &h)) {
+		return 0;
 	}
 	st->held[st->held_n++] = args;
 	st->run_hash = ag_mix(st->run_hash, h);

@@ -54,6 +54,13 @@ enum ag_flush {
 };
 
 /* One recorded operation; argument bytes and launch attributes live elsewhere. */
+/* An event record's argument: the event, and which creation under its handle it is
+ * (facts.c): a new event under a destroyed one's handle is another argument. */
+struct ag_event_arg {
+	CUevent ev;
+	uint64_t gen;
+};
+
 struct ag_op {
 	struct ag_call call; /* params and extra unused; attrs point at a copy */
 	struct ag_kern *k;
@@ -88,6 +95,7 @@ struct ag_seq {
 	uint8_t *blob;
 	CUgraph graph;
 	CUgraphNode *nodes;
+	uint32_t nevents;        /* event records among its operations */
 	struct ag_variant var[AG_VARIANTS];
 	int nvar;
 	uint64_t eager_cycles, graph_cycles;
@@ -267,6 +275,9 @@ void ag_op_describe(struct ag_stream *st, const struct ag_call *c, struct ag_ker
 int ag_op_pack(struct ag_stream *st, const struct ag_call *c, const struct ag_kern *k,
 	       struct ag_op *op);
 uint64_t ag_op_args_hash(const struct ag_op *op, const uint8_t *args);
+int ag_op_event_pack(struct ag_stream *st, const struct ag_event_arg *a, struct ag_op *op);
+/* The event an event record's argument bytes name. */
+CUevent ag_op_event(const uint8_t *args);
 
 /* The bytes a copy or memset touches, on either side, overlap [lo, hi). */
 int ag_op_touches(const struct ag_op *op, uintptr_t lo, uintptr_t hi);
@@ -313,7 +324,6 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 struct ag_seq *ag_seq_first(struct ag_stream *st, uint64_t hash);
 void ag_seq_forget_all(struct ag_stream *st);
 void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi);
-void ag_seq_forget_recording(struct ag_stream *st, CUevent ev);
 
 /* ledger.c: what became of each learned sequence, kept after it is freed */
 struct ag_ledger_entry; /* engine.h */
@@ -330,12 +340,10 @@ void ag_graph_make_room(void);
 extern unsigned ag_graph_count;
 
 /* facts.c */
-int ag_engine_event_flags(CUevent ev, unsigned *flags);
-/* The destroyed event's entry goes; 1 if a learned sequence records it. */
-int ag_facts_event_forget(CUevent ev);
-/* A sequence about to be learned records ev: 1 (and remembered) if ev still exists
- * without timing, 0 if it was destroyed or its handle now names a timing event. */
-int ag_facts_event_learned(CUevent ev);
+/* 1 (and *out set) if ev exists without timing: only then may a graph's node record it. */
+int ag_facts_event_arg(CUevent ev, struct ag_event_arg *out);
+/* The destroyed event's entry goes. */
+void ag_facts_event_forget(CUevent ev);
 /* The library's own page-locked memory (stage.c): not in the trace, which records the program's. */
 void ag_facts_pinned_add(const void *p, size_t bytes);
 size_t ag_facts_pinned_remove(const void *p);

@@ -52,7 +52,8 @@ static void shape_of(const struct ag_call *c, struct shape_key *key)
 			w[0] = c->u.copy.dst, w[1] = c->u.copy.src, w[2] = c->u.copy.bytes;
 		break;
 	case AG_OP_EVENT:
-		w[0] = (uintptr_t)c->u.event.ev, w[1] = c->u.event.flags, w[2] = c->u.event.with_flags;
+		/* The event is the record's argument (ag_op_event_pack). */
+		w[0] = c->u.event.flags, w[1] = c->u.event.with_flags;
 		break;
 	default:
 		w[0] = (uintptr_t)c->u.host.fn, w[1] = (uintptr_t)c->u.host.data;
@@ -238,9 +239,9 @@ static int kernel_nodeable(const struct ag_call *c, const struct ag_kern *k)
 	return 1;
 }
 
-static int nodeable(const struct ag_call *c, const struct ag_kern *k, int unified_ok)
+static int nodeable(const struct ag_call *c, const struct ag_kern *k, int unified_ok,
+		    struct ag_event_arg *ev)
 {
-	unsigned flags;
 	switch (c->kind) {
 	case AG_OP_KERNEL:
 		return kernel_nodeable(c, k);
@@ -252,8 +253,7 @@ static int nodeable(const struct ag_call *c, const struct ag_kern *k, int unifie
 		return c->api == AG_COPY_DTOD || unified_ok;
 	case AG_OP_EVENT:
 		/* Timing events and external records keep their eager semantics. */
-		return !c->u.event.flags && ag_engine_event_flags(c->u.event.ev, &flags) &&
-		       (flags & CU_EVENT_DISABLE_TIMING);
+		return !c->u.event.flags && ag_facts_event_arg(c->u.event.ev, ev);
 	default:
 		return 1;
 	}
@@ -268,9 +268,10 @@ void ag_op_describe(struct ag_stream *st, const struct ag_call *c, struct ag_ker
 	op->argbytes = 0;
 	op->failed = 0;
 	struct shape_key key;
+	struct ag_event_arg ev = {c->u.event.ev, 0};
 	shape_of(c, &key);
 	op->shape = shape_hash(&key);
-	op->nodeable = (uint8_t)nodeable(c, k, unified_ok);
+	op->nodeable = (uint8_t)nodeable(c, k, unified_ok, &ev);
 	if (c->kind == AG_OP_KERNEL) {
 		op->call.u.kern.params = NULL;
 		op->call.u.kern.extra = NULL;
@@ -281,8 +282,34 @@ void ag_op_describe(struct ag_stream *st, const struct ag_call *c, struct ag_ker
 			op->shape = XXH3_64bits_withSeed(op->call.u.kern.attrs, attr_bytes(c), op->shape);
 	} else if (c->kind == AG_OP_COPY && c->api != AG_COPY_UNIFIED && !ag_copy_pack(st, c, op)) {
 		op->nodeable = 0;
+	} else if (c->kind == AG_OP_EVENT && !ag_op_event_pack(st, &ev, op)) {
+		op->nodeable = 0;
 	}
 	op->hash = op->argbytes ? ag_op_args_hash(op, op->args) : op->shape;
+}
+
+/*
+ * An event record's event, recorded as its argument: XLA records a new event
+ * after every step (and destroys the one before), so the records of a step
+ * differ from step to step the way kernel arguments do, and are replayed by
+ * setting the node's event. Returns 0 if it cannot be recorded.
+ */
+int ag_op_event_pack(struct ag_stream *st, const struct ag_event_arg *a, struct ag_op *op)
+{
+	uint8_t *buf = ag_arena_alloc(st, sizeof *a, &op->arena_pos);
+	if (!buf)
+		return 0;
+	memcpy(buf, a, sizeof *a);
+	op->args = buf;
+	op->argbytes = sizeof *a;
+	return 1;
+}
+
+CUevent ag_op_event(const uint8_t *args)
+{
+	CUevent ev;
+	memcpy(&ev, args, sizeof ev);
+	return ev;
 }
 
 uint64_t ag_op_args_hash(const struct ag_op *op, const uint8_t *args)
@@ -327,6 +354,8 @@ CUresult ag_op_submit(const struct ag_op *op, const uint8_t *args)
 	struct ag_call c = op->call;
 	if (c.kind == AG_OP_COPY && op->argbytes)
 		memcpy(&c.u.copy, args, AG_COPY_ARGS);
+	else if (c.kind == AG_OP_EVENT && op->argbytes)
+		c.u.event.ev = ag_op_event(args);
 	if (c.kind != AG_OP_KERNEL)
 		return ag_call_submit(&c);
 	void *extra[5];

@@ -81,7 +81,7 @@ static void flush_records_of(struct ag_stream *st, void *arg)
 	ag_stream_lock(st);
 	for (uint32_t i = 0; st->held_seq && i < st->held_n; i++) {
 		const struct ag_call *h = &st->held_seq->ops[i].call;
-		if (h->kind == AG_OP_EVENT && h->u.event.ev == c->u.event.ev) {
+		if (h->kind == AG_OP_EVENT && ag_op_event(st->held[i]) == c->u.event.ev) {
 			ag_hold_flush(st, AG_FLUSH_BOUNDARY);
 			break;
 		}

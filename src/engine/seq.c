@@ -65,11 +65,13 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 		ag_stats_add(AG_S_FB_UNSUPPORTED, 1);
 		return;
 	}
-	/* A recorded event must still exist without timing: one destroyed since it was seen
-	 * may have left its handle to a new event. The events it records are remembered. */
+	/* A recorded event must still be the one seen, without timing: one destroyed since
+	 * may have left its handle to a new event. */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct ag_op *op = &st->hist[(first + i) % AG_HIST];
-		if (op->call.kind == AG_OP_EVENT && !ag_facts_event_learned(op->call.u.event.ev)) {
+		struct ag_event_arg a;
+		if (op->call.kind == AG_OP_EVENT &&
+		    (!ag_facts_event_arg(op->call.u.event.ev, &a) || memcmp(op->args, &a, sizeof a) != 0)) {
 			ag_stats_add(AG_S_FB_UNSUPPORTED, 1);
 			return;
 		}
@@ -155,16 +157,13 @@ static void index_all(struct ag_stream *st, struct ag_seq *s)
 	index_first(st, s);
 }
 
-/* What a sequence to forget touches: memory [lo, hi), or the event ev if set. */
+/* What a sequence to forget touches: memory [lo, hi). */
 struct touch {
 	uintptr_t lo, hi;
-	CUevent ev;
 };
 
 static int op_touches(const struct ag_op *op, const struct touch *t)
 {
-	if (t->ev)
-		return op->call.kind == AG_OP_EVENT && op->call.u.event.ev == t->ev;
 	return ag_op_touches(op, t->lo, t->hi);
 }
 
@@ -199,16 +198,6 @@ static void forget_where(struct ag_stream *st, const struct touch *t)
  */
 void ag_seq_forget_touching(struct ag_stream *st, uintptr_t lo, uintptr_t hi)
 {
-	struct touch t = {lo, hi, NULL};
-	forget_where(st, &t);
-}
-
-/*
- * The event is destroyed: a later event may get its handle, with timing, and the
- * graph's node may still name the old one. The caller has flushed the stream.
- */
-void ag_seq_forget_recording(struct ag_stream *st, CUevent ev)
-{
-	struct touch t = {0, 0, ev};
+	struct touch t = {lo, hi};
 	forget_where(st, &t);
 }

@@ -156,6 +156,8 @@ struct ag_fake_event {
     unsigned flags;
     int recorded;
     long long ns;
+    /* Which creation this is: a handle AG_FAKE_EVENT_REUSE gave again gets a new one. */
+    unsigned long long gen;
     /* Asynchronous mode: the most recent record is the operation rec_seq of rec_stream;
      * the event is complete once that stream has completed it (no record: complete). */
     struct ag_fake_stream *rec_stream;
@@ -204,8 +206,10 @@ struct ag_fake_node {
     CUDA_MEMSET_NODE_PARAMS set;
     /* host */
     CUDA_HOST_NODE_PARAMS host;
-    /* event record / wait */
+    /* event record / wait, and the event's generation when a graph node was set to it
+     * (0 on a stream's own record) */
     CUevent event;
+    unsigned long long event_gen;
     /* child graph (a captured cuGraphLaunch): a private snapshot of the launched exec */
     struct ag_fake_exec *child;
     /* cuStreamAddCallback, queued as a host node: the callback and the stream it names */

@@ -278,6 +278,8 @@ static CUresult add_simple(CUgraphNode *out, CUgraph h, const CUgraphNode *deps,
     if (type != CU_GRAPH_NODE_TYPE_EMPTY && ag_fake_event(event, &e))
         return CUDA_ERROR_INVALID_VALUE;
     struct ag_fake_node proto = {.type = type, .event = event};
+    if (type != CU_GRAPH_NODE_TYPE_EMPTY)
+        proto.event_gen = e->gen;
     return add(out, h, deps, ndeps, &proto);
 }
 
@@ -290,6 +292,25 @@ CUresult cuGraphAddEventRecordNode(CUgraphNode *phGraphNode, CUgraph hGraph, con
 CUresult cuGraphAddEventWaitNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
                                  size_t numDependencies, CUevent event)
     AG_FAKE_BODY(add_simple(phGraphNode, hGraph, dependencies, numDependencies, CU_GRAPH_NODE_TYPE_WAIT_EVENT, event))
+
+static CUresult event_node_set(struct ag_fake_node *n, CUevent event)
+{
+    struct ag_fake_event *e;
+    if (n->type != CU_GRAPH_NODE_TYPE_EVENT_RECORD || ag_fake_event(event, &e))
+        return CUDA_ERROR_INVALID_VALUE;
+    n->event = event;
+    n->event_gen = e->gen;
+    return CUDA_SUCCESS;
+}
+
+static CUresult record_node_set(CUgraphNode h, CUevent event)
+{
+    struct ag_fake_node *n;
+    CUresult rc = check_node(h, &n);
+    return rc ? rc : event_node_set(n, event);
+}
+
+CUresult cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) AG_FAKE_BODY(record_node_set(hNode, event))
 
 static CUresult kernel_node_get(CUgraphNode h, CUDA_KERNEL_NODE_PARAMS *p)
 {
@@ -536,6 +557,18 @@ static CUresult exec_destroy(CUgraphExec h)
 
 CUresult cuGraphExecDestroy(CUgraphExec hGraphExec) AG_FAKE_BODY(exec_destroy(hGraphExec))
 
+/* A node set to an event destroyed before the launch (its handle dead, or given to a new
+ * event) is refused: what the driver kept of the old event is not the program's new one. */
+static int stale_event(const struct ag_fake_exec *e)
+{
+    struct ag_fake_event *ev;
+    for (size_t i = 0; i < e->n; i++)
+        if (e->nodes[i].event_gen &&
+            (ag_fake_event(e->nodes[i].event, &ev) != CUDA_SUCCESS || ev->gen != e->nodes[i].event_gen))
+            return 1;
+    return 0;
+}
+
 static CUresult graph_launch(CUgraphExec h, CUstream hs, int ptsz)
 {
     struct ag_fake_exec *e;
@@ -548,6 +581,8 @@ static CUresult graph_launch(CUgraphExec h, CUstream hs, int ptsz)
     if (rc)
         return rc;
     ag_fake_trace_field("stream=%s dev=%d", ag_fake_stream_label(s), ag_fake_stream_device(s));
+    if (stale_event(e))
+        return CUDA_ERROR_INVALID_VALUE;
     if (!ag_fake_capturing(s)) {
         struct ag_fake_ctx *c;
         if (s->ctx)
@@ -656,6 +691,16 @@ static CUresult exec_memset_set(CUgraphExec h, CUgraphNode node, const CUDA_MEMS
 CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                         const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx)
     AG_FAKE_BODY(exec_memset_set(hGraphExec, hNode, memsetParams, ctx))
+
+static CUresult exec_record_set(CUgraphExec h, CUgraphNode node, CUevent event)
+{
+    struct ag_fake_node *n;
+    CUresult rc = exec_node(h, node, CU_GRAPH_NODE_TYPE_EVENT_RECORD, &n);
+    return rc ? rc : event_node_set(n, event);
+}
+
+CUresult cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event)
+    AG_FAKE_BODY(exec_record_set(hGraphExec, hNode, event))
 
 static CUresult exec_host_set(CUgraphExec h, CUgraphNode node, const CUDA_HOST_NODE_PARAMS *p)
 {

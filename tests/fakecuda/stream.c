@@ -459,8 +459,10 @@ static CUresult event_create(CUevent *out, unsigned flags)
         return CUDA_ERROR_OUT_OF_MEMORY;
     if (last_destroyed)
         memset(e, 0, sizeof *e), last_destroyed = NULL;
+    static unsigned long long gens;
     e->magic = AG_FAKE_EVENT;
     e->flags = flags;
+    e->gen = ++gens;
     ag_fake_trace_field("flags=%u", flags);
     *out = (CUevent)e;
     return CUDA_SUCCESS;

@@ -22,6 +22,14 @@
  *   event-reuse   a learned loop that records an event without timing; the event is
  *                 destroyed, a timing event created (with AG_FAKE_EVENT_REUSE=1 the
  *                 stand-in gives it the same handle) and the loop runs again recording it
+ *   xla-steps N   N steps of what a JAX jit step submits: a new event, three launches
+ *                 (buffers alternating, one argument new every step), records of the new
+ *                 event and of a fixed one, another stream waiting for the new event and
+ *                 running a host function, the step before's event destroyed; prints the
+ *                 sums and how many new events got a destroyed one's handle
+ *                 (AG_FAKE_EVENT_REUSE=1)
+ *   grid-growth N N iterations of two launches and a sync, the second's grid one block
+ *                 larger each time: every segment is new, and differs in its grid
  *   idle-timer    a replayed loop, then no CUDA call: the other threads of the process
  *                 (the library's timer) must go quiet; prints on stderr (15.8)
  *   fork-lock     forks while another thread launches on a replayed stream; each child
@@ -247,6 +255,67 @@ static void event_churn(long cycles)
     CHECK(cuStreamDestroy(other));
     printf("event-churn: cycles=%ld sum=%.0f\n", cycles, sum(d));
     fprintf(stderr, "growth_kb=%ld\n", rss_kb() - before);
+}
+
+static void CUDA_CB nothing(void *arg)
+{
+    (void)arg;
+}
+
+static void xla_steps(long steps)
+{
+    CUdeviceptr a, b;
+    CUstream other;
+    CUevent fixed, prev = NULL, gone = NULL;
+    long reused = 0;
+    int n = N;
+    CHECK(cuMemAlloc(&a, N * 4));
+    CHECK(cuMemAlloc(&b, N * 4));
+    CHECK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
+    CHECK(cuEventCreate(&fixed, CU_EVENT_DISABLE_TIMING));
+    fill(a, 1.0f);
+    fill(b, 2.0f);
+    for (long k = 0; k < steps; k++) {
+        CUdeviceptr x = k & 1 ? a : b, y = k & 1 ? b : a;
+        CUevent fresh;
+        CHECK(cuEventCreate(&fresh, CU_EVENT_DISABLE_TIMING));
+        reused += fresh == gone;
+        fill(x, (float)(k % 7));
+        scale(x, 0.5f);
+        CHECK(cuLaunchKernel(f_add, 4, 1, 1, 64, 1, 1, 0, s, (void *[]){&y, &y, &x, &n}, NULL));
+        CHECK(cuEventRecord(fresh, s));
+        CHECK(cuEventRecord(fixed, s));
+        CHECK(cuStreamWaitEvent(other, fresh, 0));
+        CHECK(cuLaunchHostFunc(other, nothing, NULL));
+        if (prev)
+            CHECK(cuEventDestroy(prev));
+        gone = prev;
+        prev = fresh;
+        if (k % 25 == 24) {
+            CHECK(cuStreamSynchronize(other));
+            printf("xla-steps: step=%ld sum=%.1f\n", k, sum(a) + sum(b));
+        }
+    }
+    CHECK(cuStreamSynchronize(other));
+    CHECK(cuEventDestroy(prev));
+    CHECK(cuEventDestroy(fixed));
+    CHECK(cuStreamDestroy(other));
+    printf("xla-steps: reused handles=%s\n", reused ? "some" : "none");
+}
+
+static void grid_growth(long iters)
+{
+    CUdeviceptr d;
+    int n = N;
+    CHECK(cuMemAlloc(&d, N * 4));
+    fill(d, 1.0f);
+    for (long k = 0; k < iters; k++) {
+        float v = 1.0f;
+        scale(d, 1.0f);
+        CHECK(cuLaunchKernel(f_scale, (unsigned)(1 + k), 1, 1, 64, 1, 1, 0, s, (void *[]){&d, &v, &n}, NULL));
+        CHECK(cuStreamSynchronize(s));
+    }
+    printf("grid-growth: iters=%ld sum=%.0f\n", iters, sum(d));
 }
 
 static void module_churn(long cycles)
@@ -704,7 +773,7 @@ int main(int argc, char **argv)
     const char *ptx = getenv("AG_KERNELS_PTX");
     if (argc < 2 || !ptx) {
         fprintf(stderr, "usage: %s unpinned|freed|null-args|attr-event|exit-signal|exit-in-driver [IT]|"
-                        "stream-churn N|module-churn N|event-churn N|ipc-event|event-reuse|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|hostfn-probe|"
+                        "stream-churn N|module-churn N|event-churn N|ipc-event|event-reuse|xla-steps N|grid-growth N|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|hostfn-probe|"
                         "deferred-error|reused-stream[-release]   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
         return 2;
     }
@@ -738,6 +807,10 @@ int main(int argc, char **argv)
         ipc_event();
     else if (!strcmp(p, "event-reuse"))
         event_reuse();
+    else if (!strcmp(p, "xla-steps"))
+        xla_steps(count);
+    else if (!strcmp(p, "grid-growth"))
+        grid_growth(count);
     else if (!strcmp(p, "idle-timer"))
         idle_timer();
     else if (!strcmp(p, "fork-lock"))

@@ -31,13 +31,17 @@ int main(void)
         ok &= ag_engine_pinned(pool[i], 64) == (i % 2 == 1);
     CHECK(ok, "150 of 300 ranges, found exactly");
 
-    unsigned flags = 123;
-    CHECK(!ag_engine_event_flags((CUevent)0x10, &flags) && flags == 123, "unknown event");
-    ag_engine_event_created((CUevent)0x10, CU_EVENT_DISABLE_TIMING);
-    CHECK(ag_engine_event_flags((CUevent)0x10, &flags) && flags == CU_EVENT_DISABLE_TIMING,
-          "flags as created");
-    ag_engine_event_created((CUevent)0x10, CU_EVENT_DEFAULT);
-    CHECK(ag_engine_event_flags((CUevent)0x10, &flags) && flags == CU_EVENT_DEFAULT,
-          "a handle reused for a new event takes its flags");
+    struct ag_event_arg ea = {NULL, 123}, eb;
+    CUevent ev = (CUevent)0x10;
+    CHECK(!ag_facts_event_arg(ev, &ea) && ea.gen == 123, "unknown event");
+    ag_engine_event_created(ev, CU_EVENT_DISABLE_TIMING);
+    CHECK(ag_facts_event_arg(ev, &ea) && ea.ev == ev && ea.gen != 0, "an event without timing");
+    ag_engine_event_created(ev, CU_EVENT_DEFAULT);
+    CHECK(!ag_facts_event_arg(ev, &eb), "a handle reused for a timing event takes its flags");
+    ag_engine_event_created(ev, CU_EVENT_DISABLE_TIMING);
+    CHECK(ag_facts_event_arg(ev, &eb) && eb.gen != ea.gen,
+          "a handle reused for a new event is another argument");
+    ag_facts_event_forget(ev);
+    CHECK(!ag_facts_event_arg(ev, &eb), "a destroyed event is not known");
     return unit_done();
 }
