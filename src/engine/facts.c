@@ -153,11 +153,8 @@ int ag_facts_event_arg(CUevent ev, struct ag_event_arg *out)
 	struct event_info *e;
 	HASH_FIND_PTR(events, &ev, e);
 	int ok = e && (e->flags & CU_EVENT_DISABLE_TIMING);
-	if (ok) {
-		memset(out, 0, sizeof *out);
-		out->ev = ev;
-		out->gen = e->gen;
-	}
+	if (ok)
+		*out = (struct ag_event_arg){ev, e->gen};
 	pthread_mutex_unlock(&event_lock);
 	return ok;
 }

@@ -133,7 +133,9 @@ static CUresult add_node(const struct ag_op *op, CUgraph g, CUgraphNode *prev, C
  */
 static int template_events(const struct ag_stream *st, struct ag_seq *seq)
 {
-	for (uint32_t i = 0; seq->nevents && i < seq->n; i++)
+	if (!seq->nevents)
+		return 1;
+	for (uint32_t i = 0; i < seq->n; i++)
 		if (seq->ops[i].call.kind == AG_OP_EVENT &&
 		    AG_REAL(cuGraphEventRecordNodeSetEvent)(seq->nodes[i], ag_op_event(st->held[i])) != CUDA_SUCCESS)
 			return 0;

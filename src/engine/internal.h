@@ -53,14 +53,15 @@ enum ag_flush {
 	AG_FLUSH_COUNT
 };
 
-/* One recorded operation; argument bytes and launch attributes live elsewhere. */
 /* An event record's argument: the event, and which creation under its handle it is
- * (facts.c): a new event under a destroyed one's handle is another argument. */
+ * (facts.c): a new event under a destroyed one's handle is another argument. Two words,
+ * no padding: it is compared with memcmp. */
 struct ag_event_arg {
 	CUevent ev;
 	uint64_t gen;
 };
 
+/* One recorded operation; argument bytes and launch attributes live elsewhere. */
 struct ag_op {
 	struct ag_call call; /* params and extra unused; attrs point at a copy */
 	struct ag_kern *k;
