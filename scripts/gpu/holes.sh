@@ -31,7 +31,7 @@ both() { # NAME TIMEOUT ENV... -- PROGRAM ARGS...
 	t2=$(ms)
 	local extra=""
 	grep -q growth_kb "$TMP/a.err" && extra="growth $(grep -o 'growth_kb=[0-9-]*' "$TMP/p.err" | cut -d= -f2) KiB plain, $(grep -o 'growth_kb=[0-9-]*' "$TMP/a.err" | cut -d= -f2) KiB autograph; "
-	extra+="$((t1 - t0)) ms plain, $((t2 - t1)) ms autograph; replays $(python3 -c "import json; print(json.load(open('$TMP/s.json'))['replays'])" 2>/dev/null)"
+	extra+="$((t1 - t0)) ms plain, $((t2 - t1)) ms autograph; $(python3 -c "import json; d=json.load(open('$TMP/s.json')); print('replays %d, graphs built %d, updates %d, set aside: thrash %d, not faster %d, timeout %d' % tuple(d[k] for k in ('replays', 'graphs_built', 'updates', 'fallback_thrash', 'fallback_not_faster', 'fallback_timeout')))" 2>/dev/null)"
 	if [ $rc1 -ne $rc2 ]; then
 		row "$name" FAIL "exit $rc1 plain, $rc2 autograph: $(tail -1 "$TMP/a.err")"
 	elif ! cmp -s "$TMP/p.out" "$TMP/a.out"; then
