@@ -82,8 +82,10 @@ void ag_policy_graph_timed(struct ag_stream *st, struct ag_seq *seq, uint64_t cy
 	    seq->graph_cycles > NOT_FASTER_MARGIN * seq->eager_cycles) {
 		seq->slow = 1;
 		ag_stats_add(AG_S_FB_NOT_FASTER, 1);
-		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: graph launch not faster than eager; no longer graphed",
-		       (void *)st->handle, seq->id);
+		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: graph launch not faster than eager (cheapest of %d "
+		       "launches %llu cycles, its %u operations eagerly about %llu); no longer graphed",
+		       (void *)st->handle, seq->id, NOT_FASTER_SAMPLES, (unsigned long long)seq->graph_cycles,
+		       seq->n, (unsigned long long)seq->eager_cycles);
 	}
 }
 
