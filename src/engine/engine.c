@@ -234,6 +234,20 @@ void ag_engine_memory_gone(uintptr_t lo, uintptr_t hi)
 	ag_stream_for_each(forget_touching, &r);
 }
 
+static void event_destroying(struct ag_stream *st, void *ev)
+{
+	ag_stream_lock(st);
+	for (struct ag_seq *s = st->seqs; s; s = s->next)
+		ag_graph_event_destroying(st, s, ev);
+	ag_stream_unlock(st);
+}
+
+void ag_engine_event_destroying(CUevent ev)
+{
+	if (__atomic_load_n(&ag_graph_event_seqs, __ATOMIC_ACQUIRE))
+		ag_stream_for_each(event_destroying, ev);
+}
+
 void ag_engine_event_destroyed(CUevent ev)
 {
 	if (ag_trace_active)

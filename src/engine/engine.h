@@ -76,6 +76,9 @@ void ag_engine_event_created(CUevent ev, unsigned flags);
 /* The event is gone: its entry goes (a later event may get its handle, and is another
  * argument of the records that name it). The caller has submitted held work first. */
 void ag_engine_event_destroyed(CUevent ev);
+/* The program is about to destroy the event (held work was submitted): graph nodes that
+ * record it are pointed elsewhere while the event still exists (graph.c says why). */
+void ag_engine_event_destroying(CUevent ev);
 void ag_engine_pinned_add(const void *p, size_t bytes);
 size_t ag_engine_pinned_remove(const void *p); /* the range's size, 0 if none */
 int ag_engine_pinned(const void *p, size_t bytes);

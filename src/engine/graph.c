@@ -5,7 +5,9 @@
  * the full hash of the run it replays. A run whose arguments match no variant
  * gets a new one, or (AUTOGRAPH_UPDATE) has the least recently used variant
  * updated in place node by node. The number of executables alive is bounded
- * by AUTOGRAPH_MAX_GRAPHS; the least recently used ones are destroyed.
+ * by AUTOGRAPH_MAX_GRAPHS (evict.c).
+ * Before the program destroys an event, executable nodes that record it are
+ * pointed at a spare event of the sequence's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include "stats.h"
 
 unsigned ag_graph_count;
+unsigned ag_graph_event_seqs;
 static uint64_t use_clock;
 
 static void kernel_params(const struct ag_op *op, const uint8_t *args, CUcontext ctx, void **extra,
@@ -173,6 +176,8 @@ int ag_graph_build(struct ag_seq *seq, CUcontext ctx)
 	seq->ctx = ctx;
 	for (uint32_t i = 0; i < seq->n; i++)
 		seq->nevents += seq->ops[i].call.kind == AG_OP_EVENT;
+	if (seq->nevents)
+		__atomic_add_fetch(&ag_graph_event_seqs, 1, __ATOMIC_RELEASE);
 	if (rc != CUDA_SUCCESS || !instantiate(seq, &seq->var[0])) {
 		AG_LOG(AG_LOG_DEBUG, "sequence %u: building its graph failed (%d)", seq->id, rc);
 		ag_graph_destroy(seq);
@@ -201,6 +206,24 @@ static CUresult set_node_args(struct ag_seq *seq, CUgraphExec exec, uint32_t i, 
 	return AG_REAL(cuGraphExecKernelNodeSetParams_v2)(exec, seq->nodes[i], &p);
 }
 
+/* Records that v's node i now holds args (its arguments differ from the sequence's own). */
+static int note_dirty(struct ag_seq *seq, struct ag_variant *v, uint32_t i, const void *args)
+{
+	uint32_t j = 0;
+	while (j < v->ndirty && v->dirty[j] != i)
+		j++;
+	if (!v->dirty && !(v->dirty = calloc(seq->n, sizeof *v->dirty)))
+		return 0;
+	if (!v->dirty_args && !(v->dirty_args = calloc(seq->n, sizeof *v->dirty_args)))
+		return 0;
+	if (!v->dirty_args[i] && !(v->dirty_args[i] = malloc(seq->ops[i].argbytes)))
+		return 0;
+	memcpy(v->dirty_args[i], args, seq->ops[i].argbytes);
+	if (j == v->ndirty)
+		v->dirty[v->ndirty++] = i;
+	return 1;
+}
+
 /* Brings v's executable to the held run: nodes dirty before or now get their new values. */
 static int update(struct ag_stream *st, struct ag_seq *seq, struct ag_variant *v)
 {
@@ -209,23 +232,11 @@ static int update(struct ag_stream *st, struct ag_seq *seq, struct ag_variant *v
 		if (!st->dirty[i] && set_node_args(seq, v->exec, i, seq->ops[i].args) != CUDA_SUCCESS)
 			return 0;
 	}
-	if (!v->dirty && st->ndirty) {
-		v->dirty = calloc(seq->n, sizeof *v->dirty);
-		v->dirty_args = calloc(seq->n, sizeof *v->dirty_args);
-		if (!v->dirty || !v->dirty_args)
-			return 0;
-	}
 	v->ndirty = 0;
-	for (uint32_t i = 0; i < seq->n; i++) {
-		if (!st->dirty[i])
-			continue;
-		if (set_node_args(seq, v->exec, i, st->held[i]) != CUDA_SUCCESS)
+	for (uint32_t i = 0; i < seq->n; i++)
+		if (st->dirty[i] && (set_node_args(seq, v->exec, i, st->held[i]) != CUDA_SUCCESS ||
+				     !note_dirty(seq, v, i, st->held[i])))
 			return 0;
-		if (!v->dirty_args[i] && !(v->dirty_args[i] = malloc(seq->ops[i].argbytes)))
-			return 0;
-		memcpy(v->dirty_args[i], st->held[i], seq->ops[i].argbytes);
-		v->dirty[v->ndirty++] = i;
-	}
 	return 1;
 }
 
@@ -234,7 +245,7 @@ static int update(struct ag_stream *st, struct ag_seq *seq, struct ag_variant *v
  * will not put on this node) leaves the executable matching no key: it goes,
  * and the variant is the sequence's own graph again, instantiated when next used.
  */
-static void discard(struct ag_seq *seq, struct ag_variant *v)
+static void drop_exec(struct ag_seq *seq, struct ag_variant *v)
 {
 	if (v->exec) {
 		AG_REAL(cuGraphExecDestroy)(v->exec);
@@ -243,6 +254,11 @@ static void discard(struct ag_seq *seq, struct ag_variant *v)
 	}
 	v->ndirty = 0;
 	v->key = seq->hash;
+}
+
+static void discard(struct ag_seq *seq, struct ag_variant *v)
+{
+	drop_exec(seq, v);
 	AG_LOG(AG_LOG_DEBUG, "sequence %u: the driver refused a graph update; the run goes eagerly", seq->id);
 }
 
@@ -289,6 +305,47 @@ struct ag_variant *ag_graph_variant(struct ag_stream *st, struct ag_seq *seq)
 	return v;
 }
 
+/*
+ * The program is about to destroy ev: every executable node that records it is
+ * pointed at the sequence's spare event (no timing, never recorded by the
+ * program) while ev still exists. On the H200 the driver refused to give a
+ * record node a new event once the node's event had been destroyed (run 11 of
+ * docs/gpu-results.md: 9 of 22 in-place updates in `holes xla-steps`, each followed by
+ * a new instantiation, until the sequence was given up), and a JAX step
+ * destroys the event that a variant's node recorded the step before. Cost: one
+ * node update for each destroyed event an executable names. The node counts
+ * as changed, so the next run that records the sequence's own event sets it back.
+ */
+void ag_graph_event_destroying(const struct ag_stream *st, struct ag_seq *seq, CUevent ev)
+{
+	if (!seq->nevents || !seq->nvar)
+		return;
+	for (int k = 0; k < seq->nvar; k++) {
+		struct ag_variant *v = &seq->var[k];
+		for (uint32_t i = 0; v->exec && i < seq->n; i++) {
+			if (seq->ops[i].call.kind != AG_OP_EVENT)
+				continue;
+			const uint8_t *now = seq->ops[i].args;
+			for (uint32_t j = 0; j < v->ndirty; j++)
+				if (v->dirty[j] == i)
+					now = v->dirty_args[i];
+			if (ag_op_event(now) != ev)
+				continue;
+			if (!seq->spare) {
+				CUcontext saved = ag_stream_enter_ctx(st);
+				if (AG_REAL(cuEventCreate)(&seq->spare, CU_EVENT_DISABLE_TIMING) != CUDA_SUCCESS)
+					seq->spare = NULL;
+				ag_stream_leave_ctx(st, saved);
+			}
+			struct ag_event_arg spare = {seq->spare, 0};
+			if (!seq->spare ||
+			    AG_REAL(cuGraphExecEventRecordNodeSetEvent)(v->exec, seq->nodes[i], seq->spare) != CUDA_SUCCESS ||
+			    !note_dirty(seq, v, i, &spare))
+				drop_exec(seq, v); /* instantiated again when next used */
+		}
+	}
+}
+
 void ag_graph_destroy(struct ag_seq *seq)
 {
 	for (int i = 0; i < seq->nvar; i++) {
@@ -304,74 +361,15 @@ void ag_graph_destroy(struct ag_seq *seq)
 		memset(v, 0, sizeof *v);
 	}
 	seq->nvar = 0;
+	if (seq->spare)
+		AG_REAL(cuEventDestroy_v2)(seq->spare);
+	seq->spare = NULL;
+	if (seq->nevents)
+		__atomic_sub_fetch(&ag_graph_event_seqs, 1, __ATOMIC_RELEASE);
+	seq->nevents = 0;
 	if (seq->graph)
 		AG_REAL(cuGraphDestroy)(seq->graph);
 	seq->graph = NULL;
 	free(seq->nodes);
 	seq->nodes = NULL;
-}
-
-/*
- * Destroys least recently used executables until one more fits. Only
- * executables of streams whose lock can be taken without waiting are
- * candidates (the caller holds its own), and never the sequence a stream is
- * holding work for; if none can go, the bound is exceeded for now.
- */
-struct victim {
-	struct ag_variant *v;
-	struct ag_stream *st;
-};
-
-static void consider(struct ag_stream *st, struct victim *best)
-{
-	for (struct ag_seq *s = st->seqs; s; s = s->next) {
-		if (s == st->held_seq)
-			continue;
-		for (int i = 0; i < s->nvar; i++)
-			if (s->var[i].exec && (!best->v || s->var[i].last_used < best->v->last_used)) {
-				best->v = &s->var[i];
-				best->st = st;
-			}
-	}
-}
-
-void ag_graph_make_room(void)
-{
-	while (__atomic_load_n(&ag_graph_count, __ATOMIC_RELAXED) >=
-	       (unsigned)ag_opt.num[AG_OPT_MAX_GRAPHS]) {
-		struct victim best = {NULL, NULL};
-		struct ag_stream *mine = ag_stream_locked;
-		if (mine)
-			consider(mine, &best);
-		int others = ag_stream_try_registry();
-		struct ag_stream *locked_other = NULL;
-		if (others) {
-			for (struct ag_stream *st = ag_stream_all(); st; st = st->next_all) {
-				if (st == mine || !ag_stream_trylock(st))
-					continue;
-				consider(st, &best);
-				if (best.st == st) {
-					if (locked_other)
-						ag_stream_unlock(locked_other);
-					locked_other = st;
-				} else {
-					ag_stream_unlock(st);
-				}
-			}
-		}
-		if (best.v) {
-			AG_REAL(cuGraphExecDestroy)(best.v->exec);
-			best.v->exec = NULL;
-			__atomic_sub_fetch(&ag_graph_count, 1, __ATOMIC_RELAXED);
-			ag_stats_add(AG_S_EVICTIONS, 1);
-			AG_LOG(AG_LOG_DEBUG, "graph evicted to stay under AUTOGRAPH_MAX_GRAPHS=%ld",
-			       ag_opt.num[AG_OPT_MAX_GRAPHS]);
-		}
-		if (locked_other)
-			ag_stream_unlock(locked_other);
-		if (others)
-			ag_stream_unlock_registry();
-		if (!best.v)
-			return;
-	}
 }

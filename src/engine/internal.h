@@ -97,6 +97,7 @@ struct ag_seq {
 	CUgraph graph;
 	CUgraphNode *nodes;
 	uint32_t nevents;        /* event records among its operations */
+	CUevent spare;           /* graph.c: what its executables record while the program's event goes */
 	struct ag_variant var[AG_VARIANTS];
 	int nvar;
 	uint64_t eager_cycles, graph_cycles;
@@ -338,7 +339,9 @@ int ag_graph_build(struct ag_seq *seq, CUcontext ctx);
 struct ag_variant *ag_graph_variant(struct ag_stream *st, struct ag_seq *seq);
 void ag_graph_destroy(struct ag_seq *seq);
 void ag_graph_make_room(void);
+void ag_graph_event_destroying(const struct ag_stream *st, struct ag_seq *seq, CUevent ev);
 extern unsigned ag_graph_count;
+extern unsigned ag_graph_event_seqs; /* sequences with a graph and event records: 0 skips the scan */
 
 /* facts.c */
 /* 1 (and *out set) if ev exists without timing: only then may a graph's node record it. */

@@ -1,7 +1,8 @@
 /*
  * Handlers for events: creation (the engine must know which events have no
  * timing, the only ones whose records can be graph nodes), destruction (held
- * records go first, then what the engine knew of the handle) and records, which
+ * records go first, and graph nodes that record the event are pointed elsewhere; then
+ * what the engine knew of the handle goes) and records, which
  * are stream operations the engine may hold like any other. Stream waits,
  * stream destruction, capture and teardown need no handler of their own: the
  * policy table gives them generic actions (src/hook/classes.txt).
@@ -21,6 +22,7 @@ static CUresult destroy(CUevent ev, CUresult (*real)(CUevent), int fn)
 {
 	ag_engine_caller(fn);
 	ag_engine_barrier();
+	ag_engine_event_destroying(ev);
 	CUresult rc = real(ev);
 	if (rc == CUDA_SUCCESS)
 		ag_engine_event_destroyed(ev);

@@ -692,10 +692,20 @@ CUresult cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNod
                                         const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx)
     AG_FAKE_BODY(exec_memset_set(hGraphExec, hNode, memsetParams, ctx))
 
+/*
+ * An executable's record node whose event was destroyed (its handle not an event now) is
+ * refused a new event. Inferred from the H200, not from documentation: in run 11 of
+ * docs/gpu-results.md the driver refused 9 of 22 in-place updates in `holes xla-steps`, where
+ * each step destroys the event a variant's node still names and the driver hands the
+ * freed handles out again, so that a handle is sometimes an event again by the update.
+ */
 static CUresult exec_record_set(CUgraphExec h, CUgraphNode node, CUevent event)
 {
     struct ag_fake_node *n;
+    struct ag_fake_event *old;
     CUresult rc = exec_node(h, node, CU_GRAPH_NODE_TYPE_EVENT_RECORD, &n);
+    if (rc == CUDA_SUCCESS && ag_fake_event(n->event, &old) != CUDA_SUCCESS)
+        rc = CUDA_ERROR_INVALID_VALUE;
     return rc ? rc : event_node_set(n, event);
 }
 

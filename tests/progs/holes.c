@@ -40,6 +40,10 @@
  *   hostfn-launch a host function that launches on a stream the host is holding work on,
  *                 and on a plain one, and queries the stream: CUDA_ERROR_NOT_PERMITTED (15.1)
  *   hostfn-probe  what the driver answers inside a host function, for the GPU record
+ *   event-node-probe  what the driver answers when an executable's record node is given
+ *                 another event: while its event exists, after it was destroyed, and
+ *                 after it was first pointed at a spare event (what the library does
+ *                 before a destroy); for the GPU record
  *   deferred-error  a held launch's submission fails (too little free memory, the
  *                 stand-in's AG_FAKE_LAUNCH_NEEDS): the stream's sync reports it, an
  *                 unrelated event query does not (item 2)
@@ -650,6 +654,55 @@ static void hostfn_probe(void)
     CHECK(cuStreamDestroy(other));
 }
 
+/* An executable with one record node naming a new event, launched once. */
+static CUgraphExec one_record(CUgraph *g, CUgraphNode *n, CUevent *ev)
+{
+    CUgraphExec x;
+    CHECK(cuEventCreate(ev, CU_EVENT_DISABLE_TIMING));
+    CHECK(cuGraphCreate(g, 0));
+    CHECK(cuGraphAddEventRecordNode(n, *g, NULL, 0, *ev));
+    CHECK(cuGraphInstantiateWithFlags(&x, *g, 0));
+    CHECK(cuGraphLaunch(x, s));
+    CHECK(cuStreamSynchronize(s));
+    return x;
+}
+
+static void event_node_probe(void)
+{
+    CUgraph g[3];
+    CUgraphNode n[3];
+    CUgraphExec x[3];
+    CUevent old[3], fresh[3], spare;
+    for (int i = 0; i < 3; i++)
+        x[i] = one_record(&g[i], &n[i], &old[i]);
+    CUresult alive = cuGraphExecEventRecordNodeSetEvent(x[0], n[0], old[1]);
+    CHECK(cuEventDestroy(old[1])); /* the next event may get its handle: printed */
+    CHECK(cuEventCreate(&fresh[1], CU_EVENT_DISABLE_TIMING));
+    CUresult destroyed = cuGraphExecEventRecordNodeSetEvent(x[1], n[1], fresh[1]);
+    CHECK(cuEventCreate(&spare, CU_EVENT_DISABLE_TIMING));
+    CUresult to_spare = cuGraphExecEventRecordNodeSetEvent(x[2], n[2], spare);
+    CHECK(cuEventDestroy(old[2]));
+    CHECK(cuEventCreate(&fresh[2], CU_EVENT_DISABLE_TIMING));
+    CUresult from_spare = cuGraphExecEventRecordNodeSetEvent(x[2], n[2], fresh[2]);
+    CUresult from_spare_launch = cuGraphLaunch(x[2], s);
+    CHECK(cuStreamSynchronize(s));
+    /* Last: the node may still name the destroyed event. */
+    CUresult destroyed_launch = cuGraphLaunch(x[1], s);
+    CUresult destroyed_sync = cuStreamSynchronize(s);
+    printf("event-node-probe: alive=%s; to spare=%s, after the destroy from spare=%s launch=%s; "
+           "destroyed=%s (handle %s) launch=%s sync=%s\n", err(alive), err(to_spare), err(from_spare),
+           err(from_spare_launch), err(destroyed), fresh[1] == old[1] ? "reused" : "new",
+           err(destroyed_launch), err(destroyed_sync));
+    for (int i = 0; i < 3; i++) {
+        CHECK(cuGraphExecDestroy(x[i]));
+        CHECK(cuGraphDestroy(g[i]));
+    }
+    CHECK(cuEventDestroy(old[0]));
+    CHECK(cuEventDestroy(fresh[1]));
+    CHECK(cuEventDestroy(fresh[2]));
+    CHECK(cuEventDestroy(spare));
+}
+
 static void hostfn_launch(void)
 {
     CUstream other, plain;
@@ -773,7 +826,7 @@ int main(int argc, char **argv)
     const char *ptx = getenv("AG_KERNELS_PTX");
     if (argc < 2 || !ptx) {
         fprintf(stderr, "usage: %s unpinned|freed|null-args|attr-event|exit-signal|exit-in-driver [IT]|"
-                        "stream-churn N|module-churn N|event-churn N|ipc-event|event-reuse|xla-steps N|grid-growth N|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|hostfn-probe|"
+                        "stream-churn N|module-churn N|event-churn N|ipc-event|event-reuse|xla-steps N|grid-growth N|idle-timer|fork-lock [N]|unknown-fns|hostfn-launch|hostfn-probe|event-node-probe|"
                         "deferred-error|reused-stream[-release]   (PTX from env AG_KERNELS_PTX)\n", argv[0]);
         return 2;
     }
@@ -819,6 +872,8 @@ int main(int argc, char **argv)
         unknown_fns();
     else if (!strcmp(p, "hostfn-probe"))
         hostfn_probe();
+    else if (!strcmp(p, "event-node-probe"))
+        event_node_probe();
     else if (!strcmp(p, "hostfn-launch"))
         hostfn_launch();
     else if (!strcmp(p, "deferred-error"))
