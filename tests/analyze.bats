@@ -105,6 +105,27 @@ traced() {
     [[ "$stderr" == *"cannot create the file"* ]] || fail "stderr: $stderr"
 }
 
+@test "AUTOGRAPH_TRACE: a preloaded process that never calls the driver leaves the file alone; a second CUDA process naming it writes nothing and says why" {
+    # Run 11: `timeout`, preloaded like its CUDA child, truncated the child's trace when the
+    # library loaded and wrote its own end record over the child's first record at exit.
+    run --separate-stderr env AUTOGRAPH_TRACE="$T/t.agt" LD_PRELOAD="$LIB" timeout 60 "$ENG" --iters 50
+    assert_success
+    run --separate-stderr "$AN" "$T/t.agt"
+    [[ "$stderr" != *"malformed"* && "$stderr" != *"cut short"* ]] || fail "$stderr"
+    assert_line --index -1 --regexp "^graphed: [1-9][0-9]* of [0-9]+ operations"
+    # A CUDA parent and its CUDA child, one file name: the parent, first to call the driver, writes.
+    run --separate-stderr env AUTOGRAPH_TRACE="$T/t2.agt" LD_PRELOAD="$LIB" python3 -c '
+import ctypes, subprocess, sys
+assert ctypes.CDLL("libcuda.so.1").cuInit(0) == 0
+subprocess.run([sys.argv[1], "--iters", "50"], check=True)' "$ENG"
+    assert_success
+    [[ "$stderr" == *"AUTOGRAPH_TRACE=$T/t2.agt: another process is writing this file"*"no trace is written"* ]] ||
+        fail "the child did not say why it wrote nothing: $stderr"
+    run --separate-stderr "$AN" "$T/t2.agt"
+    [[ "$stderr" != *"malformed"* && "$stderr" != *"cut short"* ]] || fail "$stderr"
+    assert_line --index -1 "graphed: 0 of 0 operations (0.0%)"
+}
+
 @test "analyze: the committed real-program traces are graphed at least as far as tests/traces/floors.txt says" {
     local checked=0
     while read -r name floor _; do

@@ -352,6 +352,10 @@ void ag_engine_init(void)
 {
 	engine_off = !ag_opt.num[AG_OPT_ENABLE];
 	ag_nvtx_init(ag_opt.num[AG_OPT_NVTX]);
+}
+
+void ag_engine_first_driver_call(void)
+{
 	ag_trace_open();
 }
 

@@ -137,6 +137,8 @@ unsigned long long ag_engine_sequences(void (*fn)(const struct ag_ledger_entry *
 
 /* Process lifecycle (autograph.c). */
 void ag_engine_init(void);
+/* The process's first driver call (the trace file is opened here, not at load). */
+void ag_engine_first_driver_call(void);
 void ag_engine_at_exit(void);
 void ag_engine_before_fork(void);
 void ag_engine_after_fork_child(void);

@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -72,15 +73,31 @@ static void append(const void *p, size_t n)
 	}
 }
 
+/*
+ * Opened at the process's first driver call, not when the library loads: a
+ * process that never calls the driver (a shell, `timeout`, a launcher script),
+ * preloaded with the same environment as its CUDA child, would otherwise
+ * truncate the child's file and write its own end record into it when it
+ * exits after the child (run 11 of docs/gpu-results.md lost a trace so). The
+ * file is locked while it is written: a second CUDA process given the same
+ * name (no %p) leaves it to the first and says so.
+ */
 void ag_trace_open(void)
 {
 	if (!ag_opt.num[AG_OPT_TRACE])
 		return;
 	char path[4096];
 	if (ag_path_expand(ag_opt.text[AG_OPT_TRACE], path, sizeof path) != 0 ||
-	    (fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+	    (fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0) {
 		ag_log_defer(AG_LOG_WARN, "AUTOGRAPH_TRACE=%s: cannot create the file; no trace is written",
 			     ag_opt.text[AG_OPT_TRACE]);
+		return;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0 || ftruncate(fd, 0) != 0) {
+		close(fd);
+		fd = -1;
+		ag_log_defer(AG_LOG_WARN, "AUTOGRAPH_TRACE=%s: another process is writing this file (put %%p "
+			     "in the name for a file per process); no trace is written", ag_opt.text[AG_OPT_TRACE]);
 		return;
 	}
 	buf = malloc(BUF);

@@ -1,8 +1,8 @@
 /*
  * The library's life: options are read and the engine set up when it loads;
- * at the first driver call, the deferred messages are written and, when
- * statistics are asked for, the SIGTERM/SIGINT handlers armed (so a process
- * that never uses CUDA is left entirely alone); held work is submitted and
+ * at the first driver call, the trace file is opened, the deferred messages
+ * are written and, when statistics are asked for, the SIGTERM/SIGINT handlers
+ * armed (so a process that never uses CUDA is left entirely alone); held work is submitted and
  * statistics written when the process exits, from the library destructor,
  * which runs after every atexit handler (so work a program submits from its
  * own exit handlers is still counted); a fork first submits held work so that
@@ -30,6 +30,7 @@ static void after_fork_child(void)
 
 static void first_driver_call(void)
 {
+	ag_engine_first_driver_call();
 	ag_log_release();
 	if (ag_opt.num[AG_OPT_STATS])
 		ag_signals_arm();
