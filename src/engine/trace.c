@@ -3,15 +3,13 @@
  * appended to one file in the format trace.h defines. Records are built on the
  * stack and copied into a buffer under a mutex (tracing is for diagnosis, not
  * the hot path: when it is off, the only cost is the test of ag_trace_active);
- * the buffer is written out when full and at exit. Kernels and streams are
+ * trace_file.c owns the file and its buffer. Kernels and streams are
  * defined the first time a record names them, with what the engine would ask
  * the driver about them, so the analyzer needs no driver.
  */
 #include "engine/trace.h"
 
-#include <fcntl.h>
 #include <pthread.h>
-#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -24,16 +22,12 @@
 #include "log.h"
 #include "pathfmt.h"
 
-#define BUF (1u << 20)
 #define REC 512 /* a record's fixed part; argument and attribute bytes are appended apart */
 
 int ag_trace_active;
 __thread int ag_trace_caller __attribute__((tls_model("initial-exec")));
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static int fd = -1;
-static uint8_t *buf;
-static size_t used;
 static uint64_t last_us;
 static unsigned threads;
 static uint8_t *fn_named; /* one flag per driver function id */
@@ -50,61 +44,19 @@ static struct known *streams, *kernels;
 static uint64_t next_stream = AG_TR_S_FIRST, next_kernel;
 
 static size_t begin(uint8_t *r, enum ag_trace_tag tag);
-static void drain(void)
-{
-	for (size_t off = 0; off < used;) {
-		ssize_t n = write(fd, buf + off, used - off);
-		if (n <= 0)
-			break;
-		off += (size_t)n;
-	}
-	used = 0;
-}
 
 static void append(const void *p, size_t n)
 {
-	const uint8_t *b = p;
-	while (n) {
-		if (used == BUF)
-			drain();
-		size_t k = BUF - used < n ? BUF - used : n;
-		memcpy(buf + used, b, k);
-		used += k, b += k, n -= k;
-	}
+	ag_trace_file_append(p, n);
 }
 
-/*
- * Opened at the process's first driver call, not when the library loads: a
- * process that never calls the driver (a shell, `timeout`, a launcher script),
- * preloaded with the same environment as its CUDA child, would otherwise
- * truncate the child's file and write its own end record into it when it
- * exits after the child (run 11 of docs/gpu-results.md lost a trace so). The
- * file is locked while it is written: a second CUDA process given the same
- * name (no %p) leaves it to the first and says so.
- */
 void ag_trace_open(void)
 {
-	if (!ag_opt.num[AG_OPT_TRACE])
+	if (!ag_opt.num[AG_OPT_TRACE] || !(fn_named = calloc(AG_FN_COUNT, 1)))
 		return;
-	char path[4096];
-	if (ag_path_expand(ag_opt.text[AG_OPT_TRACE], path, sizeof path) != 0 ||
-	    (fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0) {
-		ag_log_defer(AG_LOG_WARN, "AUTOGRAPH_TRACE=%s: cannot create the file; no trace is written",
-			     ag_opt.text[AG_OPT_TRACE]);
-		return;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB) != 0 || ftruncate(fd, 0) != 0) {
-		close(fd);
-		fd = -1;
-		ag_log_defer(AG_LOG_WARN, "AUTOGRAPH_TRACE=%s: another process is writing this file (put %%p "
-			     "in the name for a file per process); no trace is written", ag_opt.text[AG_OPT_TRACE]);
-		return;
-	}
-	buf = malloc(BUF);
-	fn_named = calloc(AG_FN_COUNT, 1);
-	if (!buf || !fn_named) {
-		close(fd);
-		fd = -1;
+	if (!ag_trace_file_open()) {
+		free(fn_named);
+		fn_named = NULL;
 		return;
 	}
 	append(AG_TRACE_MAGIC, strlen(AG_TRACE_MAGIC));
@@ -119,16 +71,14 @@ void ag_trace_close(void)
 	pthread_mutex_lock(&lock);
 	uint8_t r[32];
 	append(r, begin(r, AG_TR_END));
-	drain();
-	close(fd);
-	fd = -1;
+	ag_trace_file_close();
 	pthread_mutex_unlock(&lock);
 }
 
 void ag_trace_after_fork_child(void) /* it must not write into the parent's file */
 {
 	ag_trace_active = 0;
-	fd = -1;
+	ag_trace_file_drop();
 }
 
 static uint64_t now_us(void)
@@ -303,7 +253,7 @@ void ag_trace_op(const struct ag_call *c, CUresult rc)
 {
 	const struct ag_kern *k = c->kind == AG_OP_KERNEL ? ag_kern_get(c->u.kern.f) : NULL;
 	pthread_mutex_lock(&lock);
-	if (fd < 0)
+	if (!ag_trace_file_ok())
 		goto out;
 	note_ctx();
 	uint64_t si = stream_index(c->stream);
@@ -368,7 +318,7 @@ void ag_trace_order(int tag, CUstream s, int per_thread)
 {
 	int fn = ag_trace_caller - 1;
 	pthread_mutex_lock(&lock);
-	if (fd < 0)
+	if (!ag_trace_file_ok())
 		goto out;
 	note_ctx();
 	name_fn(fn);
@@ -403,7 +353,7 @@ out:
 void ag_trace_values(int tag, uint64_t a, uint64_t b, int count)
 {
 	pthread_mutex_lock(&lock);
-	if (fd >= 0) {
+	if (ag_trace_file_ok()) {
 		uint8_t r[64];
 		size_t n = begin(r, tag);
 		n += ag_trace_put(r + n, a);

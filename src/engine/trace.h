@@ -59,6 +59,14 @@ enum ag_trace_tag {
 	AG_TR_TAG_COUNT
 };
 
+/* The file itself (trace_file.c), called under trace.c's lock. ag_trace_file_open: 1 if
+ * the file was created and locked, else 0 after a warning saying why. */
+int ag_trace_file_open(void);
+int ag_trace_file_ok(void);
+void ag_trace_file_append(const void *p, size_t n);
+void ag_trace_file_close(void); /* writes out the buffer and closes */
+void ag_trace_file_drop(void);  /* a forked child: forgets the parent's file, writing nothing */
+
 /* Stream indexes below the first defined one. */
 enum { AG_TR_S_NULL, AG_TR_S_LEGACY, AG_TR_S_PER_THREAD, AG_TR_S_FIRST };
 
