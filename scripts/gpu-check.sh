@@ -15,7 +15,8 @@
 #      and SIGTERM file, autograph compare, the real workloads, several devices, the
 #      workloads' AUTOGRAPH_TRACE files, the fuzzer at scale), each printing its own rows.
 # GPU_SECTIONS (default: all) picks sections by name: interpose torch passthrough demo
-# bench holes adversary report compare workloads multidev traces fuzz. Apps are built here unless
+# bench holes adversary report compare workloads multidev traces fuzz; BENCH_PARTS (name:regex
+# pairs), BENCH_PY_REPEATS (default 2) and BENCH_CONFIGS narrow the bench. Apps are built here unless
 # build/apps was carried. Every program run is bounded by a timeout. A table comes last; the logs are
 # packed into $OUT/logs.tgz ($OUT: the device tool's, or /tmp/gpu-check), the
 # benchmark's raw numbers are $OUT/bench-cpp.json and $OUT/bench-torch.json.
@@ -169,7 +170,7 @@ fi
 want bench && for part in ${BENCH_PARTS:-cpp:'^(tiny|jacobi|mlp|long|never|multi)' torch:'^torch_(elementwise|mlp|transformer|train)$'}; do
 	name=${part%%:*}
 	timeout 400 python3 scripts/bench --lib "$LIB" --apps build/apps/static --out "$LOGS/bench-$name" \
-		--repeats 5 --py-repeats 2 --configs "${BENCH_CONFIGS:-eager,autograph,graph}" \
+		--repeats 5 --py-repeats "${BENCH_PY_REPEATS:-2}" --configs "${BENCH_CONFIGS:-eager,autograph,graph}" \
 		--only "${part#*:}" >"$LOGS/bench-$name.md" 2>"$LOGS/bench-$name.err"
 	rc=$?
 	cp "$LOGS/bench-$name/bench.json" "$OUT/bench-$name.json" 2>/dev/null
