@@ -39,6 +39,19 @@ setup() {
     assert_output 120
 }
 
+@test "a program that closed the driver before exit: statistics and report written, no call into the unloaded driver" {
+    # What a static-cudart program does when its initialization fails (apps/jacobi on the
+    # stand-in: exit 2 before, a segmentation fault at exit under the library with statistics).
+    run --separate-stderr "$PROGS/unload"
+    assert_success
+    assert_output "unload: version=13000 driver unloaded"
+    run --separate-stderr with_lib env AUTOGRAPH_STATS="$T/s.json" AUTOGRAPH_REPORT="$T/r.txt" "$PROGS/unload"
+    assert_success
+    assert_output "unload: version=13000 driver unloaded"
+    assert_equal "$(json_stat "$T/s.json" end)" "exit"
+    [ -s "$T/r.txt" ] || fail "no report written"
+}
+
 @test "kernels launched from an atexit handler after main returns are counted" {
     local door
     for door in "${DOORS[@]}"; do

@@ -19,7 +19,7 @@ BATS_FLAGS     ?=
 TEST_PROG_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D__CUDA_API_VERSION_INTERNAL \
 	-I$(CUDA_INCLUDE)
 TEST_PROG_DEPS := tests/progs/workload.c tests/progs/drv.h tests/kernels/ag_kernels.h
-TEST_PROGS := $(addprefix $(TEST_PROGS_DIR)/,drv_procaddr drv_dlsym drv_link sig_end)
+TEST_PROGS := $(addprefix $(TEST_PROGS_DIR)/,drv_procaddr drv_dlsym drv_link sig_end unload)
 
 $(TEST_PROGS_DIR)/drv_procaddr: tests/progs/door_procaddr.c $(TEST_PROG_DEPS)
 	@mkdir -p $(@D)
@@ -43,6 +43,10 @@ $(TEST_PROGS_DIR)/multidev: tests/progs/multidev.c tests/progs/check.h
 	$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -I$(CUDA_INCLUDE) -o $@ $< \
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 test-bats: $(TEST_PROGS_DIR)/multidev
+
+$(TEST_PROGS_DIR)/unload: tests/progs/unload.c
+	@mkdir -p $(@D)
+	$(CC) $(TEST_PROG_CFLAGS) -o $@ $< -ldl
 
 $(TEST_PROGS_DIR)/sig_end: tests/progs/sig_end.c
 	@mkdir -p $(@D)

@@ -86,21 +86,25 @@ static void add_up(void)
 	derived.other = k[AG_STAT_COPY] > unified ? k[AG_STAT_COPY] - unified : 0;
 }
 
-/* The driver's version, if the driver is loaded. In a signal handler only a pointer some
- * door already learned is used: looking one up takes the dynamic loader's lock, which the
- * interrupted thread may hold. Not asked at all when exit() interrupted this thread inside
- * a driver call, whose locks the driver may hold (stats.h, depth). */
+/* The driver's version, if the driver is loaded. Outside a signal handler that is asked
+ * first even where a door learned the function: the program may have closed the driver
+ * (cudart does when its initialization failed), and the pointer would lead into unmapped
+ * memory. In a signal handler only a pointer some door already learned is used: asking
+ * takes the dynamic loader's lock, which the interrupted thread may hold. Not asked at all
+ * when exit() interrupted this thread inside a driver call, whose locks the driver may
+ * hold (stats.h, depth). */
 static int driver_version(int in_signal, int *v)
 {
 	if (ag_stats_in_call())
 		return 0;
 	void *fn = __atomic_load_n(&ag_real_fn[AG_FN_cuDriverGetVersion], __ATOMIC_ACQUIRE);
-	if (!fn && !in_signal) {
+	if (!in_signal) {
 		void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 		if (!h)
 			return 0;
 		dlclose(h);
-		fn = ag_real_get(AG_FN_cuDriverGetVersion);
+		if (!fn)
+			fn = ag_real_get(AG_FN_cuDriverGetVersion);
 	}
 	return fn && ((ag_pfn_cuDriverGetVersion)fn)(v) == CUDA_SUCCESS;
 }
