@@ -13,14 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "driver/real.h"
 #include "engine/engine.h"
 #include "engine/internal.h"
-#include "log.h"
-#include "pathfmt.h"
 
 #define REC 512 /* a record's fixed part; argument and attribute bytes are appended apart */
 

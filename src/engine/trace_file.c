@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "engine/internal.h"
 #include "engine/trace.h"
 #include "log.h"
 #include "pathfmt.h"

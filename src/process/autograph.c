@@ -2,8 +2,8 @@
  * The library's life: options are read and the engine set up when it loads;
  * at the first driver call, the trace file is opened, the deferred messages
  * are written and, when statistics are asked for, the SIGTERM/SIGINT handlers
- * armed (so a process that never uses CUDA is left entirely alone); held work is submitted and
- * statistics written when the process exits, from the library destructor,
+ * armed (so a process that never uses CUDA is left entirely alone); held work
+ * is submitted and statistics written when the process exits, from the library destructor,
  * which runs after every atexit handler (so work a program submits from its
  * own exit handlers is still counted); a fork first submits held work so that
  * parent and child see the same device state.
