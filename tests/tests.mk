@@ -57,7 +57,7 @@ $(TEST_PROGS_DIR)/sig_end: tests/progs/sig_end.c
 TEST_UNIT_CFLAGS := -std=c11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-D__CUDA_API_VERSION_INTERNAL -Isrc -I$(BUILD)/gen -I$(CUDA_INCLUDE)
 TEST_UNITS := $(addprefix $(TEST_UNIT_DIR)/,test_config test_pathfmt test_names test_names_cxx \
-	test_op test_history test_detect test_kernels test_facts)
+	test_op test_history test_detect test_kernels test_facts test_policy)
 CONFIG_SRC := src/config.c src/log.c src/pathfmt.c src/names.c
 
 $(TEST_UNIT_DIR)/test_config: tests/unit/test_config.c tests/unit/unit.h $(CONFIG_SRC) \

@@ -19,7 +19,7 @@
 #define NOT_FASTER_MARGIN 2       /* a graph launch may cost this many times the eager estimate */
 #define EAGER_SAMPLE_MASK 15u     /* one eager submission in 16 is timed */
 #define EVICTION_REPLAYS 16       /* replays before instantiations per replay are judged */
-#define TIMEOUTS_TOLERATED 1      /* timer flushes of one sequence before it is set aside */
+#define TIMEOUTS_TOLERATED 1      /* runs in a row the timer flushed before a sequence is set aside */
 
 
 void ag_policy_learned(struct ag_stream *st, struct ag_seq *seq)
@@ -55,6 +55,10 @@ void ag_policy_diverged(struct ag_stream *st, struct ag_seq *seq)
  * The program waited on the host for work the sequence held (a host function
  * signalling a flag it spins on): every run would cost AUTOGRAPH_FLUSH_US.
  * Set aside like a thrashing sequence, so the cost is paid rarely, not always.
+ * Only runs flushed in a row count: a program that waits for held work never
+ * lets a run complete, while a gap that a scheduler or a garbage collector put
+ * into one run says nothing about the next (run 12: two such gaps, replays
+ * apart, set a PyTorch training step aside for the rest of the program).
  */
 void ag_policy_timed_out(struct ag_stream *st, struct ag_seq *seq)
 {
@@ -66,6 +70,7 @@ void ag_policy_timed_out(struct ag_stream *st, struct ag_seq *seq)
  * preempted measurement must not condemn a graph that pays. */
 void ag_policy_graph_timed(struct ag_stream *st, struct ag_seq *seq, uint64_t cycles)
 {
+	seq->timeouts = 0; /* a run completed: the program did not wait for its held work */
 	/* More live executables than AUTOGRAPH_MAX_GRAPHS: each replay instantiates again. */
 	if (++seq->replays >= EVICTION_REPLAYS && 2 * seq->instantiations > seq->replays) {
 		seq->slow = 1;

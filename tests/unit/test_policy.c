@@ -1,0 +1,73 @@
+/* Unit tests of when a learned sequence is set aside (src/engine/policy.c), driven
+ * without a clock: a sequence the AUTOGRAPH_FLUSH_US timer flushes on runs in a row is
+ * set aside (the program waits for its held work), one the timer flushes now and then,
+ * with completed runs between, is not (run 12: two scheduling gaps set a PyTorch
+ * training step aside); a sequence diverging on most runs is set aside, and the time
+ * set aside doubles. */
+#include "engine_fixture.h"
+#include "unit.h"
+
+static struct ag_seq *fixture_seq(struct ag_stream *st)
+{
+    struct ag_seq *seq = calloc(1, sizeof *seq);
+    if (!seq)
+        abort();
+    seq->n = 8;
+    ag_policy_learned(st, seq);
+    return seq;
+}
+
+/* One run that completed and launched its graph. */
+static void replay(struct ag_stream *st, struct ag_seq *seq)
+{
+    seq->hold_starts++;
+    ag_policy_graph_timed(st, seq, 100);
+    st->observed += seq->n;
+}
+
+/* One run the timer flushed. */
+static void flushed_by_timer(struct ag_stream *st, struct ag_seq *seq)
+{
+    seq->hold_starts++;
+    ag_policy_timed_out(st, seq);
+    st->observed += seq->n;
+}
+
+int main(void)
+{
+    struct ag_stream *st = fixture_stream();
+
+    struct ag_seq *gaps = fixture_seq(st);
+    for (int i = 0; i < 50; i++) {
+        replay(st, gaps);
+        if (i % 5 == 2)
+            flushed_by_timer(st, gaps);
+    }
+    CHECK(ag_policy_allows(st, gaps), "10 timer flushes, each between completed runs: still graphed");
+
+    struct ag_seq *waits = fixture_seq(st);
+    replay(st, waits);
+    flushed_by_timer(st, waits);
+    CHECK(ag_policy_allows(st, waits), "one timer flush is tolerated");
+    flushed_by_timer(st, waits);
+    CHECK(!ag_policy_allows(st, waits), "flushed by the timer on two runs in a row: set aside");
+    uint64_t until = waits->disabled_until;
+    CHECK(until == st->observed + 1024 - 8, "set aside for 1024 operations (until %llu, now %llu)",
+          (unsigned long long)until, (unsigned long long)st->observed);
+    st->observed = until;
+    CHECK(ag_policy_allows(st, waits), "tried again once that many operations were observed");
+    flushed_by_timer(st, waits);
+    flushed_by_timer(st, waits);
+    CHECK(waits->disabled_until == st->observed + 2048 - 8, "the second time for twice as long");
+
+    struct ag_seq *thrash = fixture_seq(st);
+    for (int i = 0; i < 7; i++) {
+        thrash->hold_starts++;
+        ag_policy_diverged(st, thrash);
+    }
+    CHECK(ag_policy_allows(st, thrash), "7 divergent runs are too few to judge");
+    thrash->hold_starts++;
+    ag_policy_diverged(st, thrash);
+    CHECK(!ag_policy_allows(st, thrash), "8 runs, all diverged: set aside");
+    return unit_done();
+}
