@@ -101,8 +101,11 @@ ops = (best.get("launches", 0) + best.get("event_records", 0) + best.get("memset
        best.get("host_functions", 0) + sum(best.get("copies", {}).values()))
 rep = best.get("ops_replayed", 0)
 pct = 100.0 * rep / ops if ops else 0.0
+# Timer flushes say the share is the host's doing: LANES programs share the cores here, and
+# a gap over AUTOGRAPH_FLUSH_US ends a hold (run 12: training 20.1% here, 78.7% alone).
+flushes = best.get("fallback_timeout", 0)
 print(f"replayed {pct:.1f}% of {ops} stream ops ({best.get('graphs_built', 0)} graphs, "
-      f"{best.get('replays', 0)} replays)")
+      f"{best.get('replays', 0)} replays" + (f", {flushes} timer flushes" if flushes else "") + ")")
 PY
 }
 
