@@ -104,7 +104,7 @@ struct ag_seq {
 	uint32_t timed;
 	uint32_t hold_starts, diverges; /* policy.c: runs started and diverged since judged */
 	uint32_t replays, instantiations; /* policy.c, graph.c: to see eviction thrash */
-	uint32_t timeouts;               /* policy.c: runs in a row the timer had to flush */
+	uint32_t timeouts, flushed;      /* policy.c: runs the timer flushed in a row, and since judged */
 	uint64_t disabled_until;
 	uint32_t backoff;
 	const char *why;     /* how detect.c found it (a static string) */

@@ -20,6 +20,7 @@
 #define EAGER_SAMPLE_MASK 15u     /* one eager submission in 16 is timed */
 #define EVICTION_REPLAYS 16       /* replays before instantiations per replay are judged */
 #define TIMEOUTS_TOLERATED 1      /* runs in a row the timer flushed before a sequence is set aside */
+#define TIMEOUT_SHARE 4           /* ... or more than one run in this many, once it is judged */
 
 
 void ag_policy_learned(struct ag_stream *st, struct ag_seq *seq)
@@ -38,7 +39,7 @@ static void set_aside(struct ag_stream *st, struct ag_seq *seq, const char *why)
 	seq->disabled_until = st->observed + seq->backoff;
 	if (seq->backoff < BACKOFF_MAX)
 		seq->backoff *= 2;
-	seq->hold_starts = seq->diverges = seq->timeouts = 0;
+	seq->hold_starts = seq->diverges = seq->timeouts = seq->flushed = 0;
 	ag_stats_add(AG_S_FB_THRASH, 1);
 	AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u %s; set aside for %u ops", (void *)st->handle,
 	       seq->id, why, seq->backoff / 2);
@@ -55,15 +56,20 @@ void ag_policy_diverged(struct ag_stream *st, struct ag_seq *seq)
  * The program waited on the host for work the sequence held (a host function
  * signalling a flag it spins on): every run would cost AUTOGRAPH_FLUSH_US.
  * Set aside like a thrashing sequence, so the cost is paid rarely, not always.
- * Only runs flushed in a row count: a program that waits for held work never
- * lets a run complete, while a gap that a scheduler or a garbage collector put
- * into one run says nothing about the next (run 12: two such gaps, replays
- * apart, set a PyTorch training step aside for the rest of the program).
+ * Runs flushed in a row count: a program that waits for held work on every
+ * run never lets one complete, while a gap that a scheduler or a garbage
+ * collector put into one run says nothing about the next (run 12: two such
+ * gaps, replays apart, set a PyTorch training step aside for the rest of the
+ * program). So does a share of the runs, like divergence: a program that waits
+ * on every other run, or every third, completes runs in between.
  */
 void ag_policy_timed_out(struct ag_stream *st, struct ag_seq *seq)
 {
+	seq->flushed++;
 	if (++seq->timeouts > TIMEOUTS_TOLERATED)
-		set_aside(st, seq, "made the program wait for the AUTOGRAPH_FLUSH_US timer");
+		set_aside(st, seq, "made the program wait for the AUTOGRAPH_FLUSH_US timer on runs in a row");
+	else if (seq->hold_starts >= THRASH_MIN_STARTS && TIMEOUT_SHARE * seq->flushed > seq->hold_starts)
+		set_aside(st, seq, "made the program wait for the AUTOGRAPH_FLUSH_US timer on many runs");
 }
 
 /* The cheapest of the first few graph launches against the eager estimate, with a margin: a
