@@ -94,6 +94,24 @@ st() { json_stat "$T/s.json" "$1"; }
     (( t >= 1 && t <= 4 )) || fail "fallback_timeout=$t over 60 iterations (expected 1..4)"
 }
 
+@test "pattern 12: a host wait every few runs is set aside too, not paid on every other run" {
+    # Iteration 37, 74, ... waits on the host for its last operation; the loop's learned
+    # sequence holds 25 iterations, so some runs complete between the flushed ones.
+    # The rule of two flushes in a row alone paid the timer 26 times and never set it aside.
+    run timeout 60 "$ENG" --iters 1000 --spin-every 37
+    assert_success
+    local plain="$output"
+    run --separate-stderr env AUTOGRAPH_STATS="$T/s.json" LD_PRELOAD="$LIB" \
+        timeout 60 "$ENG" --iters 1000 --spin-every 37
+    assert_success
+    assert_equal "$output" "$plain"
+    local t a
+    t="$(st fallback_timeout)"
+    a="$(st fallback_thrash)"
+    (( a >= 1 )) || fail "never set aside (fallback_timeout=$t)"
+    (( t >= 1 && t <= 18 )) || fail "fallback_timeout=$t over 1000 iterations (expected 1..18)"
+}
+
 @test "pattern 13: more live graphs than AUTOGRAPH_MAX_GRAPHS: set aside, not re-instantiated forever" {
     run timeout 60 "$ENG" --iters 400 --variants 8
     assert_success

@@ -47,6 +47,7 @@ static const char usage[] =
     "                        V segments that differ in shape, taken in turn\n"
     "  --spin                end each iteration with ag_inc on host-mapped memory and\n"
     "                        wait for it by spinning on the host (no CUDA sync)\n"
+    "  --spin-every N        as --spin, but wait only at the end of every Nth iteration\n"
     "  --copy-rotate R       end each iteration by copying c to d through one of R\n"
     "                        scratch buffers in turn (as a caching allocator hands out\n"
     "                        temporaries): device copies whose addresses change\n"
@@ -78,7 +79,8 @@ static struct {
     int upload, sync_copies, readback;
     long sync_at;
     int distinct;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0, 0, 0, 0, -1, 0};
+    long spin_every;
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0, 0, 0, 0, -1, 0, 1};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -132,6 +134,8 @@ static void parse(int argc, char **argv)
             opt.held_then = v, opt.exit_held = 1, i++;
         else if (!strcmp(a, "--spin"))
             opt.spin = 1;
+        else if (!strcmp(a, "--spin-every"))
+            opt.spin = 1, opt.spin_every = number(a, v, 1, 1000000), i++;
         else if (!strcmp(a, "--ex-attr"))
             opt.ex_attr = 1;
         else if (!strcmp(a, "--variants"))
@@ -458,7 +462,8 @@ static void *run(void *arg)
         }
         if (opt.spin) {
             /* Wait for this iteration's last kernel without telling the driver. */
-            while (__atomic_load_n(&mapped[w->id], __ATOMIC_ACQUIRE) < it + 1)
+            while ((it + 1) % opt.spin_every == 0 &&
+                   __atomic_load_n(&mapped[w->id], __ATOMIC_ACQUIRE) < it + 1)
                 ;
         } else if (opt.sync_iter || it == opt.sync_at) {
             CHECK(cuStreamSynchronize(w->s));
