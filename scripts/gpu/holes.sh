@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 8 on the GPU: tests/progs/holes.c's patterns, and eng_loop's --spin and --variants
+# Issue 8 on the GPU: tests/progs/holes.c's patterns, and eng_loop's --spin, --spin-every and --variants
 # scenarios, each run without and with the library: identical output and exit status;
 # for patterns 11-13 the figures too (resident growth over 10,000 stream and module
 # cycles, time for the host-wait and eviction loops). The fuzzer is scripts/gpu/fuzz.sh.
@@ -69,6 +69,7 @@ both "holes stream-churn 10000 (pattern 11)" 120 -- $H stream-churn 10000
 both "holes module-churn 10000 (pattern 11)" 120 -- $H module-churn 10000
 both "holes event-churn 200000 (pattern 11)" 120 -- $H event-churn 200000
 both "pattern 12: host wait in a sequence (eng_loop --spin)" 60 -- $E --iters 300 --spin
+both "pattern 12: host wait every 37th iteration (--spin-every)" 60 -- $E --iters 1000 --spin-every 37
 both "pattern 13: 8 live sequences, MAX_GRAPHS=4" 60 AUTOGRAPH_MAX_GRAPHS=4 -- $E --iters 400 --variants 8
 hung=0
 for i in 1 2 3; do
