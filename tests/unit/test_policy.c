@@ -1,6 +1,6 @@
 /* Unit tests of when a learned sequence is set aside (src/engine/policy.c), driven
  * without a clock: a sequence the AUTOGRAPH_FLUSH_US timer flushes on runs in a row, or
- * on a quarter of its runs or more, is set aside (the program waits for its held work);
+ * on more than a quarter of its runs, is set aside (the program waits for its held work);
  * one the timer flushes now and then, with completed runs between, is not (run 12: two
  * scheduling gaps set a PyTorch training step aside); a sequence diverging on most runs
  * is set aside, and the time set aside doubles. */
