@@ -48,6 +48,12 @@ SECTIONS=" ${GPU_SECTIONS:-interpose torch passthrough demo bench holes adversar
 want() { [[ "$SECTIONS" == *" $1 "* ]]; }
 [ -x build/apps/static/tiny_kernels ] || make apps >"$LOGS/build.log" 2>&1 || {
 	echo "building apps failed"; tail -20 "$LOGS/build.log"; exit 1; }
+# The test programs (the driver-API doors, holes, eng_loop) and the test kernels' PTX:
+# without them sections 2 and 7 would compare two runs that both failed to start.
+[ -x build/progs/holes ] && [ -x build/progs/drv_link ] && [ -s build/kernels.ptx ] ||
+	make test-progs build/progs/multidev build/kernels.ptx >"$LOGS/build-progs.log" 2>&1 || {
+	echo "building the test programs failed (make test-progs here, then carry build/)"
+	tail -20 "$LOGS/build-progs.log"; exit 1; }
 
 # --- 2. interposition -----------------------------------------------------------
 declare -A ARGS=(

@@ -26,13 +26,20 @@ both() { # NAME TIMEOUT ENV... -- PROGRAM ARGS...
 	timeout "$t" "$@" >"$TMP/p.out" 2>"$TMP/p.err"
 	local rc1=$?
 	t1=$(ms)
+	rm -f "$TMP/s.json"
 	timeout "$t" env "${envs[@]}" LD_PRELOAD=$LIB AUTOGRAPH_STATS="$TMP/s.json" "$@" >"$TMP/a.out" 2>"$TMP/a.err"
 	local rc2=$?
 	t2=$(ms)
 	local extra=""
 	grep -q growth_kb "$TMP/a.err" && extra="growth $(grep -o 'growth_kb=[0-9-]*' "$TMP/p.err" | cut -d= -f2) KiB plain, $(grep -o 'growth_kb=[0-9-]*' "$TMP/a.err" | cut -d= -f2) KiB autograph; "
 	extra+="$((t1 - t0)) ms plain, $((t2 - t1)) ms autograph; $(python3 -c "import json; d=json.load(open('$TMP/s.json')); print('replays %d, graphs built %d, updates %d, set aside: thrash %d, not faster %d, timeout %d' % tuple(d[k] for k in ('replays', 'graphs_built', 'updates', 'fallback_thrash', 'fallback_not_faster', 'fallback_timeout')))" 2>/dev/null)"
-	if [ $rc1 -ne $rc2 ]; then
+	# Every pattern exits 0 without the library: anything else (127: the program was not
+	# built) means the comparison below would compare two failures.
+	if [ $rc1 -ne 0 ]; then
+		row "$name" FAIL "exit $rc1 without the library: $(tail -1 "$TMP/p.err")"
+	elif [ ! -s "$TMP/s.json" ]; then
+		row "$name" FAIL "no statistics file: the library did not run (exit $rc2: $(tail -1 "$TMP/a.err"))"
+	elif [ $rc1 -ne $rc2 ]; then
 		row "$name" FAIL "exit $rc1 plain, $rc2 autograph: $(tail -1 "$TMP/a.err")"
 	elif ! cmp -s "$TMP/p.out" "$TMP/a.out"; then
 		row "$name" FAIL "output differs: $(diff "$TMP/p.out" "$TMP/a.out" | head -2 | tr '\n' ' ')"
@@ -51,6 +58,7 @@ done
 # A forked child using CUDA is outside what the driver supports: on the H200 a child
 # calling the driver while the parent's other thread launched sometimes hangs without
 # the library too, so the two sides are counted, not compared line by line.
+[ -x $H ] || row "holes fork-lock 10 (item 15.2)" FAIL "$H not built"
 timeout 120 $H fork-lock 10 >"$TMP/fp.out" 2>&1
 rc1=$?
 timeout 120 env LD_PRELOAD=$LIB $H fork-lock 10 >"$TMP/fa.out" 2>&1
@@ -59,12 +67,17 @@ forks() { echo "exit $2, children: $(grep 'fork-lock: child' "$1" | sed 's/.*chi
 row "holes fork-lock 10 (item 15.2)" info "plain: $(forks "$TMP/fp.out" $rc1); autograph: $(forks "$TMP/fa.out" $rc2)"
 # What the driver answers inside a host function: the library tells its threads by
 # cuCtxGetCurrent being refused there (src/hook/callback.c).
-timeout 20 $H hostfn-probe >"$TMP/probe.out" 2>&1
-row "item 15.1: driver calls inside a host function" info "exit $?: $(tail -1 "$TMP/probe.out" | cut -d' ' -f2-)"
+# A probe that does not exit 0 answered nothing: FAIL, not info.
+probe() { # NAME PATTERN
+	timeout 20 $H "$2" >"$TMP/probe.out" 2>&1
+	local rc=$? st=info
+	[ $rc -eq 0 ] || st=FAIL
+	row "$1" $st "exit $rc: $(tail -1 "$TMP/probe.out" | cut -d' ' -f2-)"
+}
+probe "item 15.1: driver calls inside a host function" hostfn-probe
 # Whether the driver sets an executable's record node whose event was destroyed (run 11
 # inferred it does not: graph.c points such nodes at a spare event before the destroy).
-timeout 20 $H event-node-probe >"$TMP/probe.out" 2>&1
-row "record node set after its event's destroy" info "exit $?: $(tail -1 "$TMP/probe.out" | cut -d' ' -f2-)"
+probe "record node set after its event's destroy" event-node-probe
 both "holes stream-churn 10000 (pattern 11)" 120 -- $H stream-churn 10000
 both "holes module-churn 10000 (pattern 11)" 120 -- $H module-churn 10000
 both "holes event-churn 200000 (pattern 11)" 120 -- $H event-churn 200000
