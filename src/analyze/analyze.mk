@@ -8,7 +8,7 @@
 
 ANALYZER := $(BUILD)/autograph-analyze
 ANALYZER_SRC := $(wildcard src/analyze/*.c) \
-	$(filter-out src/engine/watchdog.c src/engine/clock.c,$(wildcard src/engine/*.c)) \
+	$(filter-out src/engine/watchdog.c,$(wildcard src/engine/*.c)) \
 	src/config.c src/log.c src/pathfmt.c src/names.c src/stats.c src/nvtx.c $(BUILD)/gen/g_names.c
 ANALYZER_CFLAGS := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-D__CUDA_API_VERSION_INTERNAL -DAG_VERSION=\"$(VERSION)\" -I$(CUDA_INCLUDE) -Isrc -I$(BUILD)/gen

@@ -1,11 +1,8 @@
 /*
  * The driver `autograph analyze` puts under the engine: it answers what the
  * engine asks (contexts, stream flags, kernel layouts and names, pointer
- * types, graph handles) from the trace's definitions, and models the costs
- * the engine's policy measures (an eager submission, a graph launch) with a
- * counter in place of the time-stamp counter, so that the engine's decisions
- * depend on the trace alone. Every driver function it does not answer
- * returns CUDA_SUCCESS and writes nothing.
+ * types, graph handles) from the trace's definitions. Every driver function
+ * it does not answer returns CUDA_SUCCESS and writes nothing.
  */
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -16,18 +13,9 @@
 #include "driver/real.h"
 #include "stats.h"
 
-#define EAGER_COST 3500 /* modelled cycles of one eager submission */
-#define GRAPH_COST 2500 /* modelled cycles of one graph launch */
-
 void *ag_real_fn[AG_FN_COUNT];
 
-static uint64_t clock_now;
 static uintptr_t next_handle = 0x1000;
-
-uint64_t ag_policy_clock(void)
-{
-	return clock_now;
-}
 
 static CUresult succeed(void)
 {
@@ -218,14 +206,6 @@ static CUresult instantiate(CUgraphExec *e, CUgraph g, unsigned long long flags)
 	return CUDA_SUCCESS;
 }
 
-static CUresult graph_launch(CUgraphExec e, CUstream s)
-{
-	(void)e, (void)s;
-	clock_now += GRAPH_COST;
-	return CUDA_SUCCESS;
-}
-
-/* An eager submission: costs its model and returns what the traced call returned. */
 /* The engine's staging arenas (engine/stage.c): memory of the analyzer's own, never read. */
 static CUresult host_alloc(void **p, size_t bytes, unsigned flags)
 {
@@ -249,9 +229,9 @@ static CUresult stream_sync(CUstream s)
 	return ag_an_status();
 }
 
+/* An eager submission: returns what the traced call returned. */
 static CUresult eager(void)
 {
-	clock_now += EAGER_COST;
 	return ag_an_status();
 }
 
@@ -284,7 +264,6 @@ void ag_an_driver_init(void)
 	ANSWER(cuGraphAddHostNode, add_host);
 	ANSWER(cuGraphAddEventRecordNode, add_record);
 	ANSWER(cuGraphInstantiateWithFlags, instantiate);
-	ANSWER(cuGraphLaunch, graph_launch);
 	EAGER(cuLaunchKernel);
 	EAGER(cuLaunchKernel_ptsz);
 	EAGER(cuLaunchKernelEx);

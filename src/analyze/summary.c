@@ -86,7 +86,7 @@ void ag_an_summary(const char *path, const struct ag_an_totals *t)
 	fallback("timeout (AUTOGRAPH_FLUSH_US passed without a new operation)", c[AG_S_FB_TIMEOUT]);
 	fallback("unsupported (operations that cannot be graph nodes)", c[AG_S_FB_UNSUPPORTED]);
 	fallback("thrash (sequences set aside)", c[AG_S_FB_THRASH]);
-	fallback("not faster", c[AG_S_FB_NOT_FASTER]);
+	fallback("not faster (instantiated again on most replays: AUTOGRAPH_MAX_GRAPHS)", c[AG_S_FB_NOT_FASTER]);
 	fallback("excluded (AUTOGRAPH_INCLUDE/EXCLUDE)", c[AG_S_FB_EXCLUDED]);
 	if (c[AG_S_UPDATES])
 		printf("graph updates (variants updated in place for new arguments): %llu\n",

@@ -154,12 +154,10 @@ static CUresult complete(struct ag_stream *st)
 	CUresult rc = CUDA_ERROR_NOT_READY;
 	if (v) {
 		CUcontext saved = ag_stream_enter_ctx(st);
-		uint64_t t0 = ag_policy_clock();
 		rc = AG_REAL(cuGraphLaunch)(v->exec, st->handle);
-		uint64_t cycles = ag_policy_clock() - t0;
 		ag_stream_leave_ctx(st, saved);
 		if (rc == CUDA_SUCCESS)
-			ag_policy_graph_timed(st, seq, cycles);
+			ag_policy_replayed(st, seq);
 	}
 	ag_nvtx_pop();
 	if (rc != CUDA_SUCCESS) {
@@ -378,7 +376,7 @@ CUresult ag_hold_submit(struct ag_stream *st, const struct ag_call *c, int unifi
 	op->epoch = ag_history_epoch_of(st);
 	if (try_start(st, op, c, &rc))
 		return rc;
-	rc = ag_engine_status(ag_policy_submit_eager(st, c));
+	rc = ag_engine_status(ag_call_submit(c));
 	op->failed = rc != CUDA_SUCCESS;
 	ag_detect_commit(st); /* first: the operation may begin a segment, and is counted in it */
 	ag_account_eager(st, op);

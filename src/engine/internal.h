@@ -100,8 +100,6 @@ struct ag_seq {
 	CUevent spare;           /* graph.c: what its executables record while the program's event goes */
 	struct ag_variant var[AG_VARIANTS];
 	int nvar;
-	uint64_t eager_cycles, graph_cycles;
-	uint32_t timed;
 	uint32_t hold_starts, diverges; /* policy.c: runs started and diverged since judged */
 	uint32_t replays, instantiations; /* policy.c, graph.c: to see eviction thrash */
 	uint32_t timeouts, flushed;      /* policy.c: runs the timer flushed in a row, and since judged */
@@ -111,7 +109,7 @@ struct ag_seq {
 	uint8_t on_shape;    /* a hold may start where only the first operation's shape matches */
 	uint8_t replays_accounted; /* account.c counted its replays into its kernels already */
 	uint8_t broken;      /* its graph could not be built: never tried again */
-	uint8_t slow;        /* its graph was not faster than eager submission */
+	uint8_t slow;        /* policy.c: instantiated again on most replays; no longer graphed */
 	uint64_t last_used;
 	uint64_t first_hash;             /* key of by_first: ops[0].hash */
 	struct ag_seq *same_first;       /* older sequences with the same first operation */
@@ -173,7 +171,6 @@ struct ag_stream {
 	uint64_t seg_start, seg_hash, seg_shape, last_epoch, local_epoch;
 	uint64_t prev_seg_start, prev_seg_len; /* the last segment that ended (for the report) */
 	uint32_t seg_unlearned; /* its operations that could be nodes and went eager unlearned */
-	uint64_t eager_avg;  /* cycles of an eager submission, a running average of samples */
 	struct ag_segment_table counts_exact, counts_shape;
 
 	/* learned (seq.c) */
@@ -260,16 +257,12 @@ CUresult ag_hold_take_error(struct ag_stream *st);
 struct ag_kern *ag_hold_kernel_of(const struct ag_call *c);
 void ag_hold_after_fork_child(void);
 
-/* clock.c: what policy.c measures costs with (`autograph analyze` models it instead) */
-uint64_t ag_policy_clock(void);
-
 /* policy.c */
-void ag_policy_learned(struct ag_stream *st, struct ag_seq *seq);
+void ag_policy_learned(struct ag_seq *seq);
 int ag_policy_allows(const struct ag_stream *st, const struct ag_seq *seq);
 void ag_policy_diverged(struct ag_stream *st, struct ag_seq *seq);
 void ag_policy_timed_out(struct ag_stream *st, struct ag_seq *seq);
-void ag_policy_graph_timed(struct ag_stream *st, struct ag_seq *seq, uint64_t cycles);
-CUresult ag_policy_submit_eager(struct ag_stream *st, const struct ag_call *c);
+void ag_policy_replayed(struct ag_stream *st, struct ag_seq *seq);
 
 /* op.c */
 void ag_op_describe(struct ag_stream *st, const struct ag_call *c, struct ag_kern *k,

@@ -105,7 +105,7 @@ void ag_seq_learn(struct ag_stream *st, uint64_t first, uint32_t n, const char *
 	seq->why = why;
 	seq->on_shape = (uint8_t)on_shape;
 	seq->id = __atomic_add_fetch(&next_seq_id, 1, __ATOMIC_RELAXED);
-	ag_policy_learned(st, seq);
+	ag_policy_learned(seq);
 	ag_stats_add(AG_S_SEQUENCES, 1);
 	/* The timer must run before anything is held; without it nothing will be. */
 	static int warned;

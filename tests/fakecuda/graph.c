@@ -7,8 +7,10 @@
 #define _GNU_SOURCE
 #include "fake.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct ag_fake_graph {
     unsigned magic;
@@ -569,8 +571,28 @@ static int stale_event(const struct ag_fake_exec *e)
     return 0;
 }
 
+/* With AG_FAKE_GRAPH_LAUNCH_US=N every cuGraphLaunch takes N microseconds of the caller's
+ * time more, as a loaded machine or a large graph's upload may: the library's decisions must
+ * not change with it (tests/determinism.bats). */
+static void graph_launch_delay(void)
+{
+    static long us = -1;
+    if (us < 0) {
+        const char *v = getenv("AG_FAKE_GRAPH_LAUNCH_US");
+        us = v ? strtol(v, NULL, 10) : 0;
+        if (us < 0)
+            us = 0;
+    }
+    if (us > 0) {
+        struct timespec t = {us / 1000000, us % 1000000 * 1000};
+        while (nanosleep(&t, &t) && errno == EINTR)
+            ;
+    }
+}
+
 static CUresult graph_launch(CUgraphExec h, CUstream hs, int ptsz)
 {
+    graph_launch_delay();
     struct ag_fake_exec *e;
     struct ag_fake_stream *s;
     CUresult rc = check_exec(h, &e);

@@ -1,19 +1,20 @@
 /* Unit tests of when a learned sequence is set aside (src/engine/policy.c), driven
- * without a clock: a sequence the AUTOGRAPH_FLUSH_US timer flushes on runs in a row, or
+ * by events alone, as the policy is (no judgement takes a duration): a sequence the AUTOGRAPH_FLUSH_US timer flushes on runs in a row, or
  * on more than a quarter of its runs, is set aside (the program waits for its held work);
  * one the timer flushes now and then, with completed runs between, is not (run 12: two
  * scheduling gaps set a PyTorch training step aside); a sequence diverging on most runs
- * is set aside, and the time set aside doubles. */
+ * is set aside, and the time set aside doubles; one instantiated again on most replays
+ * (more live graphs than AUTOGRAPH_MAX_GRAPHS) is no longer graphed. */
 #include "engine_fixture.h"
 #include "unit.h"
 
-static struct ag_seq *fixture_seq(struct ag_stream *st)
+static struct ag_seq *fixture_seq(void)
 {
     struct ag_seq *seq = calloc(1, sizeof *seq);
     if (!seq)
         abort();
     seq->n = 8;
-    ag_policy_learned(st, seq);
+    ag_policy_learned(seq);
     return seq;
 }
 
@@ -21,7 +22,7 @@ static struct ag_seq *fixture_seq(struct ag_stream *st)
 static void replay(struct ag_stream *st, struct ag_seq *seq)
 {
     seq->hold_starts++;
-    ag_policy_graph_timed(st, seq, 100);
+    ag_policy_replayed(st, seq);
     st->observed += seq->n;
 }
 
@@ -37,7 +38,7 @@ int main(void)
 {
     struct ag_stream *st = fixture_stream();
 
-    struct ag_seq *gaps = fixture_seq(st);
+    struct ag_seq *gaps = fixture_seq();
     for (int i = 0; i < 50; i++) {
         replay(st, gaps);
         if (i % 5 == 2)
@@ -45,7 +46,7 @@ int main(void)
     }
     CHECK(ag_policy_allows(st, gaps), "10 timer flushes, each between completed runs: still graphed");
 
-    struct ag_seq *waits = fixture_seq(st);
+    struct ag_seq *waits = fixture_seq();
     replay(st, waits);
     flushed_by_timer(st, waits);
     CHECK(ag_policy_allows(st, waits), "one timer flush is tolerated");
@@ -61,7 +62,7 @@ int main(void)
     CHECK(waits->disabled_until == st->observed + 2048 - 8, "the second time for twice as long");
 
     /* A program that waits for held work on every other run completes the runs between. */
-    struct ag_seq *every_other = fixture_seq(st);
+    struct ag_seq *every_other = fixture_seq();
     int runs = 0;
     while (ag_policy_allows(st, every_other) && runs < 100) {
         replay(st, every_other);
@@ -70,7 +71,7 @@ int main(void)
     }
     CHECK(runs == 8, "flushed by the timer on every other run: set aside after 8 runs (got %d)", runs);
 
-    struct ag_seq *thrash = fixture_seq(st);
+    struct ag_seq *thrash = fixture_seq();
     for (int i = 0; i < 7; i++) {
         thrash->hold_starts++;
         ag_policy_diverged(st, thrash);
@@ -79,5 +80,19 @@ int main(void)
     thrash->hold_starts++;
     ag_policy_diverged(st, thrash);
     CHECK(!ag_policy_allows(st, thrash), "8 runs, all diverged: set aside");
+
+    /* graph.c counts an instantiation per executable built; eviction makes one per replay. */
+    struct ag_seq *kept = fixture_seq(), *evicted = fixture_seq();
+    kept->instantiations = 1;
+    for (int i = 0; i < 100; i++)
+        replay(st, kept);
+    CHECK(ag_policy_allows(st, kept), "100 replays of one executable: still graphed");
+    int replays = 0;
+    while (ag_policy_allows(st, evicted) && replays < 100) {
+        evicted->instantiations++;
+        replay(st, evicted);
+        replays++;
+    }
+    CHECK(replays == 16, "instantiated on every replay: no longer graphed after 16 (got %d)", replays);
     return unit_done();
 }
