@@ -134,23 +134,33 @@ PY
 import json, sys
 def run(us, result="result: app=x mode=eager iters=1 checksum=1 check=skipped", **kw):
     return dict(ok=True, rc=0, us_per_iter=us, result=result, **kw)
-def stats(replayed):
+def stats(replayed, self_ns, eager_ns):
     return {"launches": 200, "ops_replayed": replayed, "graphs_built": 2, "replays": 20,
             "event_records": 0, "memsets": 0, "host_functions": 0,
-            "copies": {"htod": 0, "dtoh": 0, "dtod": 0, "other": 0}}
+            "copies": {"htod": 0, "dtoh": 0, "dtod": 0, "other": 0},
+            "self_ns_per_call": self_ns, "eager_ns_per_op": eager_ns}
 row = {"name": "demo", "program": "demo", "configs": {}, "runs": {
     "eager": [run(100), run(120), run(110)],
-    "autograph": [run(105, stats=stats(150)), run(90, stats=stats(190)), run(95, stats=stats(180))],
+    "autograph": [run(105, stats=stats(150, 100, 4000)), run(90, stats=stats(190, 120, 3000)),
+                  run(95, stats=stats(180, 110, 3300))],
     "graph": [run(20), run(22), run(21)],
     "compile": [run(30)]}}
+flat = {"name": "flat", "program": "flat", "configs": {}, "runs": {
+    "eager": [run(100), run(100), run(100)],
+    "autograph": [run(104, stats=stats(0, 100, 4000)), run(103, stats=stats(0, 120, 3000)),
+                  run(103, stats=stats(0, 110, 3300))]}}
 json.dump({"gpu": "GPU", "driver": "1", "date": "today", "git_commit": "abc", "repeats": 3,
-           "py_repeats": 3, "compile_repeats": 1, "rows": [row]}, open(sys.argv[1], "w"))
+           "py_repeats": 3, "compile_repeats": 1, "rows": [row, flat]}, open(sys.argv[1], "w"))
 PY
     run --separate-stderr "$ROOT/scripts/bench" --markdown "$T/new.json"
     assert_success
     assert_line --index 0 'GPU, driver 1, today, commit abc, median (min–max) of 3 runs (Python scripts: 3, compile: at most 1)'
     assert_line '| program | eager µs/iter | autograph µs/iter | graph µs/iter | compile µs/iter | speed-up | verdict | of graph speed-up | of graph throughput | operations replayed |'
     assert_line '| demo | 110.00 (100.00–120.00) | 95.00 (90.00–105.00) | 21.00 (20.00–22.00) | 30.00 | 1.16× | within spread (n=3) | 4% | 22.1% | 90.0% (75.0–95.0) |'
+    # The in-process measure where nothing was replayed: each run's own ratio (2.5%, 4.0%,
+    # 3.3%), then its median; not for a row with replays, whose eager operations are a mix.
+    assert_line '- flat: 110 (100–120) ns per call, 3.3% (2.5%–4.0%) of 3300 (3000–4000) ns per eager submission'
+    refute_line --partial '- demo: 110'
     # The first benchmark's file: three configurations, no compile column, one
     # statistics file a run.
     run --separate-stderr "$ROOT/scripts/bench" --markdown "$ROOT/docs/bench-2026-11-30.json"
