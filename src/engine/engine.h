@@ -17,7 +17,7 @@
  * neither is written.
  */
 extern int ag_engine_callers_wanted; /* a trace or a report is written, or the analyzer runs */
-extern __thread int ag_trace_caller;
+extern __thread int ag_trace_caller __attribute__((tls_model("initial-exec")));
 static inline void ag_engine_caller(int fn)
 {
 	if (__builtin_expect(ag_engine_callers_wanted, 0))
