@@ -109,7 +109,7 @@ struct ag_seq {
 	uint8_t on_shape;    /* a hold may start where only the first operation's shape matches */
 	uint8_t replays_accounted; /* account.c counted its replays into its kernels already */
 	uint8_t broken;      /* its graph could not be built: never tried again */
-	uint8_t slow;        /* policy.c: instantiated again on most replays; no longer graphed */
+	uint8_t reinstantiated; /* policy.c: instantiated again on most replays; no longer graphed */
 	uint64_t last_used;
 	uint64_t first_hash;             /* key of by_first: ops[0].hash */
 	struct ag_seq *same_first;       /* older sequences with the same first operation */

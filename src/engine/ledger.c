@@ -32,7 +32,7 @@ void ag_ledger_describe(const struct ag_stream *st, const struct ag_seq *s, stru
 	e->instantiations = s->instantiations;
 	e->why = s->why;
 	e->fate = s->broken ? "its graph could not be built"
-		  : s->slow ? "set aside: instantiated again on most replays"
+		  : s->reinstantiated ? "set aside: instantiated again on most replays"
 		  : st && st->observed < s->disabled_until ? "set aside: diverged on most runs, or waited for the timer"
 		  : s->replays ? "replayed"
 			       : "never replayed: no later run matched it whole";

@@ -36,7 +36,7 @@ void ag_policy_learned(struct ag_seq *seq)
 
 int ag_policy_allows(const struct ag_stream *st, const struct ag_seq *seq)
 {
-	return !seq->broken && !seq->slow && st->observed >= seq->disabled_until;
+	return !seq->broken && !seq->reinstantiated && st->observed >= seq->disabled_until;
 }
 
 static void set_aside(struct ag_stream *st, struct ag_seq *seq, const char *why)
@@ -83,7 +83,7 @@ void ag_policy_replayed(struct ag_stream *st, struct ag_seq *seq)
 	seq->timeouts = 0; /* the program did not wait for its held work */
 	/* More live executables than AUTOGRAPH_MAX_GRAPHS: each replay instantiates again. */
 	if (++seq->replays >= EVICTION_REPLAYS && 2 * seq->instantiations > seq->replays) {
-		seq->slow = 1;
+		seq->reinstantiated = 1;
 		ag_stats_add(AG_S_FB_NOT_FASTER, 1);
 		AG_LOG(AG_LOG_DEBUG, "stream %p: sequence %u: instantiated on most replays "
 		       "(more live graphs than AUTOGRAPH_MAX_GRAPHS); no longer graphed",
