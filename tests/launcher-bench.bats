@@ -159,7 +159,7 @@ PY
     assert_line '| demo | 110.00 (100.00–120.00) | 95.00 (90.00–105.00) | 21.00 (20.00–22.00) | 30.00 | 1.16× | within spread (n=3) | 4% | 22.1% | 90.0% (75.0–95.0) |'
     # The in-process measure where nothing was replayed: each run's own ratio (2.5%, 4.0%,
     # 3.3%), then its median; not for a row with replays, whose eager operations are a mix.
-    assert_line '- flat: 110 (100–120) ns per call, 3.3% (2.5%–4.0%) of 3300 (3000–4000) ns per eager submission'
+    assert_line '- flat: 110 (100–120) ns per call, 3.3% (2.5–4.0) of 3300 (3000–4000) ns per eager submission'
     refute_line --partial '- demo: 110'
     # The first benchmark's file: three configurations, no compile column, one
     # statistics file a run.
