@@ -212,7 +212,8 @@ PY
 import json, sys
 r = json.load(open(sys.argv[1]))
 u, f = r["in_no_sequence_by_segment"], r["first_seen_segments_by_field"]
-assert set(u) == {"first_seen", "short_segment", "warming_up", "other"}, u
+assert set(u) == {"first_seen", "short_segment", "warming_up", "other", "not_observed"}, u
+assert u["not_observed"] == 0, u
 assert u["first_seen"] >= 2 * 290, u
 assert f["grid"] >= 290 and f["grid"] == max(f.values()), f
 print("ok")

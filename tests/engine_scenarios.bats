@@ -386,3 +386,60 @@ PY
     gt "ops_replayed" "$(st ops_replayed)" 27000
     assert_equal "$(graph_sizes | tr '\n' ' ')" "8 32 128 512 320 "
 }
+
+@test "a stream that never repeats is not observed after AUTOGRAPH_IDLE_OPS operations (the default 16384)" {
+    # Every iteration's first launch has a grid of its own: no segment and no loop repeats.
+    # 3000 iterations of 8 launches: the first 16384 are observed, the rest go to the driver
+    # unobserved (the first pause is four times as long), each eagerly and in order.
+    both -- --variants 4096 --iters 3000 --kernels 8
+    local launches
+    launches="$(count launches)"
+    assert_equal "launches=$launches" "launches=24004"
+    assert_equal "idle_pauses=$(st idle_pauses)" "idle_pauses=1"
+    assert_equal "ops_unobserved=$(st ops_unobserved)" "ops_unobserved=$((launches - 16384))"
+    assert_equal "ops_replayed=$(st ops_replayed)" "ops_replayed=0"
+    assert_equal "cuLaunchKernel=$(in_trace '^cuLaunchKernel ')" "cuLaunchKernel=$launches"
+    # Observed throughout: no pause, the same output and driver calls.
+    cp "$T/trace" "$T/trace.paused"
+    both AUTOGRAPH_IDLE_OPS=0 -- --variants 4096 --iters 3000 --kernels 8
+    assert_equal "idle_pauses=$(st idle_pauses)" "idle_pauses=0"
+    assert_equal "ops_unobserved=$(st ops_unobserved)" "ops_unobserved=0"
+    cmp -s "$T/trace" "$T/trace.paused" || fail "the driver calls differ: $(diff "$T/trace" "$T/trace.paused" | head -5)"
+}
+
+@test "a loop that begins after a stream paused is learned when it is observed again" {
+    # 400 iterations that never repeat, then the same iteration 1600 times. With
+    # AUTOGRAPH_IDLE_OPS=200: observed 200 operations, 800 not, 200, then 1600 not (the
+    # pause doubles), after which the loop (from operation 2000) is observed, learned and
+    # replayed; every later operation shows repetition, so there is no third pause.
+    both AUTOGRAPH_IDLE_OPS=200 -- --variants 4096 --settle-at 400 --iters 2000
+    assert_equal "idle_pauses=$(st idle_pauses)" "idle_pauses=2"
+    assert_equal "ops_unobserved=$(st ops_unobserved)" "ops_unobserved=2400"
+    gt replays "$(st replays)" 1000
+    local first="$(st ops_replayed)"
+    both AUTOGRAPH_IDLE_OPS=200 -- --variants 4096 --settle-at 400 --iters 2000
+    assert_equal "the same on a second run: $(st ops_replayed)" "the same on a second run: $first"
+    # Observed throughout, the loop is learned as soon as it repeats.
+    both AUTOGRAPH_IDLE_OPS=0 -- --variants 4096 --settle-at 400 --iters 2000
+    gt "ops_replayed observed throughout" "$(st ops_replayed)" "$first"
+}
+
+@test "AUTOGRAPH_REPORT counts the operations of a paused stream, and the kernels' launches" {
+    run env AUTOGRAPH_REPORT="$T/r.json" LD_PRELOAD="$LIB" "$ENG" --variants 4096 --iters 3000 --kernels 8
+    assert_success
+    run python3 - "$T/r.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+u = r["in_no_sequence_by_segment"]
+assert u["not_observed"] == 24004 - 16384, u
+k = {x["name"]: x for x in r["kernels_left_eager"]}
+assert sum(x["launches"] for x in k.values()) == 24004, k
+assert sum(x["in_no_sequence"] + x["not_a_node"] for x in k.values()) == 24004, k
+print("ok")
+PY
+    assert_output ok
+    run env AUTOGRAPH_REPORT="$T/r.txt" LD_PRELOAD="$LIB" "$ENG" --variants 4096 --iters 3000 --kernels 8
+    assert_success
+    grep -q "7620 not observed, of any kind: their stream had shown nothing learned, replayed or repeating in AUTOGRAPH_IDLE_OPS operations" "$T/r.txt" ||
+        fail "$(cat "$T/r.txt")"
+}

@@ -232,7 +232,12 @@ PY
         'eager x3,autograph x3,graph x1,compile x3'
     run --separate-stderr "$ROOT/scripts/bench" --list --group micro,torch --only 'elementwise|never'
     assert_success
-    assert_equal "$(grep -v '^ ' <<<"$output" | sed 's/  \[.*//' | paste -sd,)" 'never_repeat,torch_elementwise'
+    assert_equal "$(grep -v '^ ' <<<"$output" | sed 's/  \[.*//' | paste -sd,)" \
+        'never_repeat,never_repeat long,never_repeat observed,torch_elementwise'
+    # A row's environment is shown and applies to both sides.
+    run --separate-stderr "$ROOT/scripts/bench" --list --only '^never_repeat observed$'
+    assert_success
+    assert_line --regexp '^  autograph +x5  LD_PRELOAD=<lib> AUTOGRAPH_STATS=<stats>\.%p\.json AUTOGRAPH_IDLE_OPS=0 .*/never_repeat$'
     run --separate-stderr "$ROOT/scripts/bench" --list --group nonsense
     assert_equal "$status" 2
     assert_regex "$stderr" '--group: one or more of micro, torch, real'

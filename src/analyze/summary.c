@@ -91,6 +91,10 @@ void ag_an_summary(const char *path, const struct ag_an_totals *t)
 	if (c[AG_S_UPDATES])
 		printf("graph updates (variants updated in place for new arguments): %llu\n",
 		       (unsigned long long)c[AG_S_UPDATES]);
+	if (c[AG_S_IDLE_PAUSES])
+		printf("idle pauses (AUTOGRAPH_IDLE_OPS operations with nothing learned, replayed or repeating): "
+		       "%llu, %llu operations not observed\n", (unsigned long long)c[AG_S_IDLE_PAUSES],
+		       (unsigned long long)c[AG_S_OPS_UNOBSERVED]);
 	ag_engine_explain_prepare(); /* the segments still open at the trace's end */
 	const uint64_t *u = ag_engine_unlearned(), *f = ag_engine_first_seen_fields();
 	for (int i = 0; i < AG_UNL_COUNT; i++)

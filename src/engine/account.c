@@ -28,13 +28,15 @@ const char *const ag_diverge_field_names[AG_DIV_LENGTH + 1] = {
 	"kind", "kernel", "grid", "block", "shared_memory", "other", "length"};
 const char *const ag_unlearned_keys[AG_UNL_COUNT] = {
 	[AG_UNL_FIRST_SEEN] = "first_seen", [AG_UNL_SHORT] = "short_segment",
-	[AG_UNL_WARMING] = "warming_up", [AG_UNL_OTHER] = "other"};
+	[AG_UNL_WARMING] = "warming_up", [AG_UNL_OTHER] = "other", [AG_UNL_UNOBSERVED] = "not_observed"};
 const char *const ag_unlearned_texts[AG_UNL_COUNT] = {
 	[AG_UNL_FIRST_SEEN] = "in segments seen for the first time",
 	[AG_UNL_SHORT] = "in segments shorter than AUTOGRAPH_MIN_OPS",
 	[AG_UNL_WARMING] = "in segments seen before but not yet learned (AUTOGRAPH_WARMUP)",
 	[AG_UNL_OTHER] = "elsewhere (a loop's period not yet confirmed, a sequence set aside, a segment "
-			 "still open at exit)"};
+			 "still open at exit)",
+	[AG_UNL_UNOBSERVED] = "not observed, of any kind: their stream had shown nothing learned, replayed or "
+			      "repeating in AUTOGRAPH_IDLE_OPS operations"};
 
 static void add(uint64_t *c, uint64_t n)
 {
@@ -69,6 +71,16 @@ void ag_account_eager(struct ag_stream *st, const struct ag_op *op)
 		return;
 	}
 	add(&eager_others[why_other(op)], 1);
+}
+
+/* Counted only for a report or a trace: a pause exists to cost little (policy.c). */
+void ag_account_unobserved(struct ag_kern *k)
+{
+	if (!ag_engine_callers_wanted)
+		return;
+	add(&unlearned[AG_UNL_UNOBSERVED], 1);
+	if (k)
+		add(&k->eager_unlearned, 1);
 }
 
 void ag_account_flushed(const struct ag_stream *st, enum ag_flush why)

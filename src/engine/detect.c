@@ -126,6 +126,8 @@ static void end_segment(struct ag_stream *st)
 	struct ag_segment *exact = segment(&st->counts_exact, st->seg_hash);
 	struct ag_segment *shape = segment(&st->counts_shape, st->seg_shape);
 	ag_account_segment_ended(st, len, shape->count);
+	if (shape->count > 1)
+		ag_policy_repeating(st);
 	st->prev_seg_start = st->seg_start, st->prev_seg_len = len;
 	uint64_t lead = len < LEAD_MIN ? 0 : len < LEAD_GROWN ? len / 4 : LEAD_FIRST;
 	if (exact->count == warmup)
@@ -279,11 +281,10 @@ static void find_period(struct ag_stream *st, uint64_t t, uint64_t h)
 	uint64_t from = st->seg_start > lo ? st->seg_start : lo;
 	if (st->period) {
 		uint64_t p = t - st->period;
-		if (p >= lo && st->hist[p % AG_HIST].shape == h) {
-			st->run++;
-		} else {
+		if (p < lo || st->hist[p % AG_HIST].shape != h)
 			st->period = st->run = st->period_retry = 0;
-		}
+		else if (++st->run >= PERIOD_COMMIT_LONG)
+			ag_policy_repeating(st); /* a loop, though not yet learned */
 	}
 	struct ag_lastpos *last = last_position(st, t, h);
 	if (!st->period && last->pos != t && last->pos >= lo && t - last->pos <= AG_PERIOD_MAX) {
@@ -386,4 +387,5 @@ void ag_detect_commit(struct ag_stream *st)
 	st->seg_shape = ag_mix(st->seg_shape, op->shape);
 	st->observed = t + 1;
 	find_period(st, t, op->shape);
+	ag_policy_observed(st);
 }

@@ -16,6 +16,7 @@
 #include "engine/internal.h"
 #include "engine/trace.h"
 #include "nvtx.h"
+#include "stats.h"
 
 static int capture_depth;
 static int engine_off;
@@ -95,6 +96,20 @@ static void unlock(struct ag_stream *st)
 	ag_stream_unlock(st);
 }
 
+/*
+ * The stream is idle (policy.c) and holds nothing: the call goes to the driver
+ * as the program made it, counted but not described, detected or staged.
+ */
+static CUresult submit_unobserved(const struct ag_call *c)
+{
+	struct ag_kern *k = NULL;
+	if (c->kind == AG_OP_KERNEL && (ag_opt.num[AG_OPT_STATS] || ag_engine_callers_wanted))
+		k = ag_hold_kernel_of(c);
+	ag_account_unobserved(k);
+	ag_stats_add(AG_S_OPS_UNOBSERVED, 1);
+	return ag_engine_status(ag_call_submit(c));
+}
+
 static CUresult submit(const struct ag_call *c)
 {
 	int off = ag_engine_is_off();
@@ -126,6 +141,11 @@ static CUresult submit(const struct ag_call *c)
 		st = NULL;
 	if (st) {
 		lock(st);
+		if (st->unobserved && !st->held_seq) {
+			st->unobserved--;
+			unlock(st);
+			return submit_unobserved(c);
+		}
 		if (ag_history_alloc(st)) {
 			struct ag_call staged;
 			const struct ag_call *program = c;

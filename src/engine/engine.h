@@ -110,12 +110,14 @@ enum ag_eager_other {
 };
 const uint64_t *ag_engine_eager_others(void);
 /* Operations that could be nodes and were in no learned sequence, by the segment (the run
- * between two boundaries) they were in, decided when it ended. */
+ * between two boundaries) they were in, decided when it ended; and every operation a stream
+ * submitted while it was not observed, which the engine did not look at. */
 enum ag_unlearned {
 	AG_UNL_FIRST_SEEN, /* the segment's shapes had not been seen before */
 	AG_UNL_SHORT,      /* fewer operations than AUTOGRAPH_MIN_OPS */
 	AG_UNL_WARMING,    /* seen before, not yet learned: at most AUTOGRAPH_WARMUP + 1 sightings */
 	AG_UNL_OTHER,      /* a loop's period not yet confirmed, a sequence set aside, open at exit */
+	AG_UNL_UNOBSERVED, /* submitted while the stream was not observed (AUTOGRAPH_IDLE_OPS) */
 	AG_UNL_COUNT
 };
 extern const char *const ag_unlearned_keys[AG_UNL_COUNT], *const ag_unlearned_texts[AG_UNL_COUNT];

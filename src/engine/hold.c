@@ -77,6 +77,7 @@ static void hold_begin(struct ag_stream *st, struct ag_seq *seq)
 	if (kind)
 		__atomic_add_fetch(kind, 1, __ATOMIC_ACQ_REL);
 	seq->hold_starts++;
+	ag_policy_repeating(st);
 }
 
 static void hold_end(struct ag_stream *st)

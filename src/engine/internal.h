@@ -168,6 +168,9 @@ struct ag_stream {
 	uint64_t gap;        /* no window may start before this position */
 	uint64_t period, run;
 	uint64_t period_retry; /* a confirmed period waits for its window until this many observed */
+	/* policy.c: observed since the last sign of repetition (a hold, a segment or a loop seen
+	 * again); operations still to submit unobserved; the last pause (0 after a sign) */
+	uint64_t quiet, unobserved, pause;
 	uint64_t seg_start, seg_hash, seg_shape, last_epoch, local_epoch;
 	uint64_t prev_seg_start, prev_seg_len; /* the last segment that ended (for the report) */
 	uint32_t seg_unlearned; /* its operations that could be nodes and went eager unlearned */
@@ -266,6 +269,8 @@ int ag_policy_allows(const struct ag_stream *st, const struct ag_seq *seq);
 void ag_policy_diverged(struct ag_stream *st, struct ag_seq *seq);
 void ag_policy_timed_out(struct ag_stream *st, struct ag_seq *seq);
 void ag_policy_replayed(struct ag_stream *st, struct ag_seq *seq);
+void ag_policy_repeating(struct ag_stream *st); /* a sign of repetition: the idle count starts over */
+void ag_policy_observed(struct ag_stream *st);  /* one more operation observed: pause when idle */
 
 /* op.c */
 void ag_op_describe(struct ag_stream *st, const struct ag_call *c, struct ag_kern *k,
@@ -375,6 +380,7 @@ void ag_trace_values(int tag, uint64_t a, uint64_t b, int count);
 
 /* account.c: where operations went, for AUTOGRAPH_REPORT */
 void ag_account_eager(struct ag_stream *st, const struct ag_op *op);
+void ag_account_unobserved(struct ag_kern *k); /* k: the launch's kernel, or NULL */
 /* The segment's unlearned operations (st->seg_unlearned) are counted under why. */
 void ag_account_segment(struct ag_stream *st, enum ag_unlearned why);
 /* The segment [st->seg_start, + len) ended, its shapes seen shape_count times: its unlearned

@@ -40,6 +40,8 @@ static const char usage[] =
     "                        followed by that wait (stream sync, polling cuStreamQuery, a\n"
     "                        timing event recorded and synchronized, context sync), then\n"
     "                        prints what the host sees (observed: hostfns=N mapped=N)\n"
+    "  --settle-at N         with --variants, iterations from N on launch as iteration 0\n"
+    "                        does: a stream that never repeats, then a loop\n"
     "  --gap-us U            host work of U microseconds after every launch (like Python)\n"
     "  --ex-attr             the axpy goes through cuLaunchKernelEx with a priority attribute\n"
     "                        whose unused union bytes differ on every launch (as on a stack)\n"
@@ -74,13 +76,13 @@ static struct {
     const char *held_then;
     long gap_us;
     int ex_attr;
-    long variants;
+    long variants, settle_at;
     long copy_rotate, copy_bad_at, head;
     int upload, sync_copies, readback;
     long sync_at;
     int distinct;
     long spin_every;
-} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, 0, -1, 0, 0, 0, 0, -1, 0, 1};
+} opt = {20, 5, 256, 1, -1, -1, 1, 1, 0, 0, 0, 0, 0, 0, NULL, 0, 0, 1, -1, 0, -1, 0, 0, 0, 0, -1, 0, 1};
 
 enum { STREAM_LEGACY, STREAM_CREATED, STREAM_NONBLOCKING };
 
@@ -140,6 +142,8 @@ static void parse(int argc, char **argv)
             opt.ex_attr = 1;
         else if (!strcmp(a, "--variants"))
             opt.variants = number(a, v, 1, 4096), i++;
+        else if (!strcmp(a, "--settle-at"))
+            opt.settle_at = number(a, v, 0, 10000000), i++;
         else if (!strcmp(a, "--gap-us"))
             opt.gap_us = number(a, v, 0, 1000000), i++;
         else if (!strcmp(a, "--copy-rotate"))
@@ -229,7 +233,7 @@ static void kernel(struct worker *w, long it, long j)
     unsigned grid = (unsigned)((opt.n + 63) / 64);
     if (j == 1 && opt.shape_at >= 0 && it >= opt.shape_at)
         grid += 1; /* a different launch shape; the kernels bound-check n */
-    if (j == 0)
+    if (j == 0 && (opt.settle_at < 0 || it < opt.settle_at))
         grid += (unsigned)(it % opt.variants);
     int odd = opt.pingpong && (it & 1);
     CUdeviceptr in = odd ? w->c : w->a, out = odd ? w->a : w->c;

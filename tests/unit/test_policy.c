@@ -4,7 +4,9 @@
  * one the timer flushes now and then, with completed runs between, is not (run 12: two
  * scheduling gaps set a PyTorch training step aside); a sequence diverging on most runs
  * is set aside, and the time set aside doubles; one instantiated again on most replays
- * (more live graphs than AUTOGRAPH_MAX_GRAPHS) is no longer graphed. */
+ * (more live graphs than AUTOGRAPH_MAX_GRAPHS) is no longer graphed; a stream with no
+ * sign of repetition for AUTOGRAPH_IDLE_OPS operations pauses for 4 times as many, then
+ * twice the last pause up to 64 times, and a sign of repetition starts the count over. */
 #include "engine_fixture.h"
 #include "unit.h"
 
@@ -94,5 +96,41 @@ int main(void)
         replays++;
     }
     CHECK(replays == 16, "instantiated on every replay: no longer graphed after 16 (got %d)", replays);
+
+    /* Idle streams: counted in observed operations. */
+    ag_opt.num[AG_OPT_IDLE_OPS] = 10;
+    struct ag_stream *idle = fixture_stream();
+    for (int i = 0; i < 9; i++)
+        ag_policy_observed(idle);
+    CHECK(idle->unobserved == 0, "9 operations with no sign of repetition: still observed");
+    ag_policy_observed(idle);
+    CHECK(idle->unobserved == 40, "the 10th: a pause of 4 x 10 (got %llu)", (unsigned long long)idle->unobserved);
+    CHECK(unit_stat(AG_S_IDLE_PAUSES) == 1, "counted as an idle pause");
+    uint64_t pauses[8];
+    for (int p = 0; p < 8; p++) {
+        idle->unobserved = 0; /* the engine submitted the pause's operations */
+        for (int i = 0; i < 10; i++)
+            ag_policy_observed(idle);
+        pauses[p] = idle->unobserved;
+    }
+    CHECK(pauses[0] == 80 && pauses[1] == 160 && pauses[2] == 320 && pauses[3] == 640 && pauses[4] == 640 &&
+          pauses[7] == 640, "each next pause twice the last, up to 64 x 10 (got %llu %llu %llu %llu %llu)",
+          (unsigned long long)pauses[0], (unsigned long long)pauses[1], (unsigned long long)pauses[2],
+          (unsigned long long)pauses[3], (unsigned long long)pauses[4]);
+    idle->unobserved = 0;
+    for (int i = 0; i < 9; i++)
+        ag_policy_observed(idle);
+    ag_policy_repeating(idle);
+    for (int i = 0; i < 9; i++)
+        ag_policy_observed(idle);
+    CHECK(idle->unobserved == 0, "a sign of repetition starts the count over");
+    ag_policy_observed(idle);
+    CHECK(idle->unobserved == 40, "and the next pause is the first one's length again (got %llu)",
+          (unsigned long long)idle->unobserved);
+    ag_opt.num[AG_OPT_IDLE_OPS] = 0;
+    struct ag_stream *always = fixture_stream();
+    for (int i = 0; i < 100000; i++)
+        ag_policy_observed(always);
+    CHECK(always->unobserved == 0, "AUTOGRAPH_IDLE_OPS=0: never paused");
     return unit_done();
 }
