@@ -233,7 +233,7 @@ PY
     run --separate-stderr "$ROOT/scripts/bench" --list --group micro,torch --only 'elementwise|never'
     assert_success
     assert_equal "$(grep -v '^ ' <<<"$output" | sed 's/  \[.*//' | paste -sd,)" \
-        'never_repeat,never_repeat long,never_repeat observed,torch_elementwise'
+        'never_repeat,never_repeat long,never_repeat observed,never_repeat pass-through,torch_elementwise'
     # A row's environment is shown and applies to both sides.
     run --separate-stderr "$ROOT/scripts/bench" --list --only '^never_repeat observed$'
     assert_success

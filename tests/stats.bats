@@ -144,6 +144,8 @@ setup() {
     # every counter of stats.def is on a row, with the word stats.def gives it
     run grep -E '^autograph:   graphs +[0-9]+ sequences, [0-9]+ built, [0-9]+ replays, [0-9]+ ops replayed, [0-9]+ ops eager, [0-9]+ updates, [0-9]+ evictions$' <<<"$stderr"
     assert_success
+    run grep -E '^autograph:   idle +[0-9]+ pauses, [0-9]+ ops unobserved$' <<<"$stderr"
+    assert_success
     run grep -E '^autograph:   fallbacks +[0-9]+ shape, [0-9]+ args, [0-9]+ barrier, [0-9]+ timeout, [0-9]+ unsupported, [0-9]+ build failure, [0-9]+ thrash, [0-9]+ not faster, [0-9]+ excluded$' <<<"$stderr"
     assert_success
 }
