@@ -35,6 +35,24 @@ traced() {
     done
 }
 
+@test "analyze: a stream's idle pauses are made again from its trace (AUTOGRAPH_IDLE_OPS)" {
+    # 400 iterations that never repeat, then a loop: the live run pauses twice before it
+    # learns the loop. The analyzer, with the same option, pauses at the same operations.
+    run env AUTOGRAPH_IDLE_OPS=200 AUTOGRAPH_TRACE="$T/t.agt" AUTOGRAPH_STATS="$T/s.json" \
+        AUTOGRAPH_FLUSH_US=10000000 LD_PRELOAD="$LIB" "$ENG" --variants 4096 --settle-at 400 --iters 2000
+    assert_success
+    local pauses unobserved live
+    pauses=$(json_stat "$T/s.json" idle_pauses)
+    unobserved=$(json_stat "$T/s.json" ops_unobserved)
+    live=$(json_stat "$T/s.json" ops_replayed)
+    [ "$pauses" -gt 0 ] && [ "$live" -gt 0 ] || fail "live: $pauses pauses, $live replayed"
+    run env AUTOGRAPH_IDLE_OPS=200 AUTOGRAPH_FLUSH_US=10000000 "$AN" "$T/t.agt"
+    assert_success
+    assert_line "idle pauses (AUTOGRAPH_IDLE_OPS operations with nothing learned, replayed or repeating): $pauses, $unobserved operations not observed"
+    assert_line --partial "in no learned sequence: $unobserved operations not observed, of any kind"
+    assert_line --index -1 --regexp "^graphed: $live of [0-9]+ operations \([0-9.]+%\)$"
+}
+
 @test "analyze: the same trace gives the same output on every run" {
     traced --iters 300 --variants 40
     run "$AN" "$T/t.agt"
