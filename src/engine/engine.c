@@ -97,8 +97,8 @@ static void unlock(struct ag_stream *st)
 }
 
 /*
- * The stream is idle (policy.c) and holds nothing: the call goes to the driver
- * as the program made it, counted but not described, detected or staged.
+ * The stream is idle (policy.c), holding nothing: the call goes to the driver as made, not
+ * described, detected or staged; its kernel is looked up only if statistics or a report show it.
  */
 static CUresult submit_unobserved(const struct ag_call *c)
 {

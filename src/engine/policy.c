@@ -10,7 +10,8 @@
  *  - idle streams: one that shows no sign of repeating itself for
  *    AUTOGRAPH_IDLE_OPS operations is not observed for a while.
  * Every judgement counts events (runs, divergences, flushes, instantiations,
- * operations), never durations: the same program makes the same decisions on every run.
+ * operations), never durations: the same program makes the same decisions on
+ * every run.
  * Only the timer itself measures time, so that a program waiting on the host
  * for held work is not left waiting (hold.c, watchdog.c). A judgement that
  * timed graph launches against eager ones made the CG solver's decisions
