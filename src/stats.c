@@ -21,6 +21,8 @@ static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static int first_call_done;
 
+#define SAMPLER_SEED 0x2545f491u
+
 static void thread_exit(void *p)
 {
 	struct ag_stats_block *b = p;
@@ -30,9 +32,35 @@ static void thread_exit(void *p)
 	pthread_mutex_unlock(&free_lock);
 }
 
+uint64_t ag_stats_stamp;
+
+/* The fewest ticks between two reads in a row: a sample's own cost, never overstated. */
+static void measure_stamp(void)
+{
+	uint64_t least = UINT64_MAX;
+	for (int i = 0; i < 64; i++) {
+		uint64_t a = __rdtsc(), b = __rdtsc();
+		if (b - a < least)
+			least = b - a;
+	}
+	ag_stats_stamp = least;
+}
+
 static void make_key(void)
 {
 	pthread_key_create(&exit_key, thread_exit);
+	measure_stamp();
+}
+
+/* The gap to the next sample: 1 to 2 x AG_STATS_SAMPLE_MEAN - 1 calls, evenly. */
+void ag_stats_sample_next(struct ag_stats_block *b)
+{
+	uint32_t x = b->sampler;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	b->sampler = x;
+	b->until_sample = 1 + x % (2 * AG_STATS_SAMPLE_MEAN - 1);
 }
 
 /* A thread's first counted call lands here, so the process's first one does too. */
@@ -61,9 +89,11 @@ struct ag_stats_block *ag_stats_block_new(void)
 	if (!b) {
 		b = calloc(1, sizeof *b);
 		if (!b) {
-			static struct ag_stats_block overflow;
+			static struct ag_stats_block overflow; /* shared, counts only: never sampled */
 			return &overflow;
 		}
+		b->until_sample = 1; /* a thread's first call is sampled */
+		b->sampler = SAMPLER_SEED;
 		b->next_all = __atomic_load_n(&all_blocks, __ATOMIC_ACQUIRE);
 		while (!__atomic_compare_exchange_n(&all_blocks, &b->next_all, b, 1, __ATOMIC_ACQ_REL,
 						    __ATOMIC_ACQUIRE))

@@ -30,22 +30,32 @@ enum ag_scalar {
 };
 
 /*
- * The library measuring itself, in TSC ticks (the report converts them to time): the
- * wrappers of engine and barrier functions take a tick at entry and exit, and every real
- * driver call the library makes through AG_REAL takes one before and after, so the time
- * inside the library less the driver's own time is known per call. Pass-through wrappers
- * (queries) are not measured: they stay one tail call.
+ * The library measuring itself, in TSC ticks (the report converts them to time). A
+ * time-stamp read costs about as much as a short wrapper's whole work, so calls are
+ * sampled: about one engine or barrier wrapper call in 16 (AG_STATS_SAMPLE_MEAN), at
+ * pseudo-random places so that no loop of the program lines up with them, and the same
+ * places on every run. A sampled wrapper takes a tick at entry and exit, and every real
+ * driver call the library makes inside it (AG_REAL) one before and after, so the time
+ * inside the library less the driver's own time is known for that call; each sample is
+ * taken less the cost of its own reads, measured once per process (ag_stats_stamp), so it
+ * estimates the calls that were not sampled. Calls not sampled read no clock. Pass-through
+ * wrappers (queries) are never measured: they stay one tail call.
  */
 enum ag_ticks {
-	AG_T_SELF,          /* ticks in measured wrappers, less the driver calls inside them */
-	AG_T_SELF_CALLS,    /* measured wrapper calls */
-	AG_T_DRIVER,        /* ticks inside real driver calls, from anywhere in the library */
+	AG_T_SELF,          /* ticks in sampled wrappers, less the driver calls inside them */
+	AG_T_SELF_CALLS,    /* sampled wrapper calls */
+	AG_T_DRIVER,        /* ticks inside timed real driver calls (those inside sampled wrappers) */
+	AG_T_DRIVER_CALLS,  /* timed real driver calls */
 	AG_T_EAGER,         /* ... of those, in asynchronous stream operations submitted eagerly */
 	AG_T_EAGER_OPS,     /* how many such submissions */
 	AG_T_GRAPH,         /* ticks in graph launches (the library's and the program's own) */
 	AG_T_GRAPH_LAUNCHES,
 	AG_T_COUNT
 };
+
+#ifndef AG_STATS_SAMPLE_MEAN
+#define AG_STATS_SAMPLE_MEAN 16 /* a build may set another, 1 for every call */
+#endif
 
 /* What a real driver call is, for AG_T_EAGER and AG_T_GRAPH (decided by the generator). */
 enum ag_driver_kind { AG_DRIVER_OTHER, AG_DRIVER_EAGER_OP, AG_DRIVER_GRAPH_LAUNCH };
@@ -59,6 +69,9 @@ struct ag_stats_block {
 	 * from a signal handler that interrupted a driver call, whose locks (the driver's and
 	 * the engine's) may be held: the exit path must not call the driver then. */
 	unsigned depth;
+	unsigned timing;       /* sampled wrappers this thread is inside: its driver calls are timed */
+	uint32_t until_sample; /* measured wrapper calls until the next sampled one, this included */
+	uint32_t sampler;      /* the sampler's state (xorshift32): the same places on every run */
 	struct ag_stats_block *next_all;
 	struct ag_stats_block *next_free;
 };
@@ -88,11 +101,23 @@ static inline void ag_stats_add(enum ag_scalar s, uint64_t n)
 	ag_stats_bump(&ag_stats_block()->scalar[s], n);
 }
 
-/* A real driver call of this kind took dt ticks (AG_REAL, driver/real.h). */
+/* Ticks one time-stamp read costs, measured when the first block is made (stats.c). */
+extern uint64_t ag_stats_stamp;
+
+/* True if this thread is inside a sampled wrapper: a real driver call is timed then. */
+static inline int ag_stats_timing(void)
+{
+	const struct ag_stats_block *b = ag_stats_tls;
+	return __builtin_expect(b && b->timing, 0);
+}
+
+/* A timed real driver call of this kind took dt ticks, one read's cost included (AG_REAL). */
 static inline void ag_stats_driver_time(enum ag_driver_kind kind, uint64_t dt)
 {
-	uint64_t *t = ag_stats_block()->ticks;
+	uint64_t *t = ag_stats_tls->ticks;
+	dt = dt > ag_stats_stamp ? dt - ag_stats_stamp : 0;
 	ag_stats_bump(&t[AG_T_DRIVER], dt);
+	ag_stats_bump(&t[AG_T_DRIVER_CALLS], 1);
 	if (kind == AG_DRIVER_EAGER_OP) {
 		ag_stats_bump(&t[AG_T_EAGER], dt);
 		ag_stats_bump(&t[AG_T_EAGER_OPS], 1);
@@ -110,11 +135,38 @@ static inline int ag_stats_in_call(void)
 	return b && b->depth != 0;
 }
 
-/* A measured wrapper ends: it began at tick t0, when the thread's driver total was d0. */
-static inline void ag_stats_self(struct ag_stats_block *b, uint64_t t0, uint64_t d0)
+/* A measured wrapper's clock: t0 is 0 unless the call is sampled. */
+struct ag_stats_clock {
+	uint64_t t0, d0, k0;
+};
+
+void ag_stats_sample_next(struct ag_stats_block *b);
+
+/* A measured wrapper begins: sampled or not (see enum ag_ticks). */
+static inline void ag_stats_clock_in(struct ag_stats_block *b, struct ag_stats_clock *c)
 {
-	uint64_t elapsed = __rdtsc() - t0, driver = b->ticks[AG_T_DRIVER] - d0;
-	ag_stats_bump(&b->ticks[AG_T_SELF], elapsed > driver ? elapsed - driver : 0);
+	c->t0 = 0;
+	if (__builtin_expect(--b->until_sample != 0, 1))
+		return;
+	ag_stats_sample_next(b);
+	b->timing++;
+	c->d0 = b->ticks[AG_T_DRIVER];
+	c->k0 = b->ticks[AG_T_DRIVER_CALLS];
+	c->t0 = __rdtsc();
+}
+
+/* A measured wrapper ends. A sample with k timed driver calls in it read the clock 2k + 2
+ * times; the driver's times are already less one read each, and the span from the first
+ * read to the last holds 2k + 1 more. */
+static inline void ag_stats_clock_out(struct ag_stats_block *b, const struct ag_stats_clock *c)
+{
+	if (__builtin_expect(!c->t0, 1))
+		return;
+	uint64_t elapsed = __rdtsc() - c->t0;
+	b->timing--;
+	uint64_t k = b->ticks[AG_T_DRIVER_CALLS] - c->k0;
+	uint64_t other = b->ticks[AG_T_DRIVER] - c->d0 + (2 * k + 1) * ag_stats_stamp;
+	ag_stats_bump(&b->ticks[AG_T_SELF], elapsed > other ? elapsed - other : 0);
 	ag_stats_bump(&b->ticks[AG_T_SELF_CALLS], 1);
 }
 

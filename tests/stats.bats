@@ -253,8 +253,9 @@ calls = sum(sum(d.values()) for d in s["calls"].values())
 ops = (s["launches"] + s["host_functions"] + s["memsets"] + s["event_records"]
        + sum(s["copies"].values()))
 assert s["replays"] > 0, "nothing replayed"
-# every launch wrapper is measured; pass-through queries are not
-assert s["launches"] <= s["self_calls"] < calls, (s["self_calls"], s["launches"], calls)
+# about one measured call in 16 is sampled (every launch wrapper is measured, pass-through
+# queries are not): 240 launches and some of the other 159 calls
+assert s["launches"] // 24 <= s["self_calls"] <= calls // 10, (s["self_calls"], s["launches"], calls)
 assert s["self_ns_per_call"] > 0 and s["self_ns"] >= s["self_ns_per_call"]
 assert s["driver_ns"] > 0 and s["eager_ns_per_op"] > 0 and s["graph_launch_ns"] > 0
 assert abs(s["replayed_share"] - s["ops_replayed"] / ops) < 0.0006, (s["replayed_share"], ops)
@@ -269,5 +270,14 @@ PY
     assert_success
     assert_equal "$(json_stat "$T/off.json" replayed_share)" 0.0
     assert_equal "$(json_stat "$T/off.json" launch_time_saved_ns)" 0
-    (( $(json_stat "$T/off.json" self_calls) >= 240 )) || fail "launches not measured"
+    (( $(json_stat "$T/off.json" self_calls) >= 240 / 24 )) || fail "launches not measured"
+}
+
+@test "the self-measurement samples the same calls on every run" {
+    for i in 1 2; do
+        run with_lib env AUTOGRAPH_STATS="$T/s$i.json" "$PROGS/drv_link" --iters 60 --kernels 4
+        assert_success
+    done
+    assert_equal "$(json_stat "$T/s1.json" self_calls)" "$(json_stat "$T/s2.json" self_calls)"
+    (( $(json_stat "$T/s1.json" self_calls) > 0 )) || fail "nothing sampled"
 }

@@ -57,7 +57,7 @@ $(TEST_PROGS_DIR)/sig_end: tests/progs/sig_end.c
 TEST_UNIT_CFLAGS := -std=c11 -O0 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-D__CUDA_API_VERSION_INTERNAL -Isrc -I$(BUILD)/gen -I$(CUDA_INCLUDE)
 TEST_UNITS := $(addprefix $(TEST_UNIT_DIR)/,test_config test_pathfmt test_names test_names_cxx \
-	test_op test_history test_detect test_kernels test_facts test_policy)
+	test_op test_history test_detect test_kernels test_facts test_policy test_stats)
 CONFIG_SRC := src/config.c src/log.c src/pathfmt.c src/names.c
 
 $(TEST_UNIT_DIR)/test_config: tests/unit/test_config.c tests/unit/unit.h $(CONFIG_SRC) \
@@ -68,6 +68,10 @@ $(TEST_UNIT_DIR)/test_config: tests/unit/test_config.c tests/unit/unit.h $(CONFI
 $(TEST_UNIT_DIR)/test_pathfmt: tests/unit/test_pathfmt.c tests/unit/unit.h src/pathfmt.c src/pathfmt.h
 	@mkdir -p $(@D)
 	$(CC) $(TEST_UNIT_CFLAGS) -o $@ $< src/pathfmt.c
+
+$(TEST_UNIT_DIR)/test_stats: tests/unit/test_stats.c tests/unit/unit.h src/stats.c src/stats.h $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(TEST_UNIT_CFLAGS) -Itests/unit -o $@ $< src/stats.c -lpthread
 
 # The same test without and with libstdc++ in the process: both ways of reading names.
 $(TEST_UNIT_DIR)/test_names: tests/unit/test_names.c tests/unit/unit.h src/names.c src/names.h

@@ -22,8 +22,9 @@ static inline void *ag_real_get(int id)
 	return p ? p : ag_real_resolve(id);
 }
 
-/* A call through AG_REAL(name)(args) is timed for the self-measurement (stats.h), as
- * driver time; AG_REAL_RAW is the bare pointer, for the pass-through wrappers. */
+/* A call through AG_REAL(name)(args) inside a sampled wrapper is timed for the
+ * self-measurement (stats.h), as driver time; AG_REAL_RAW is the bare pointer, for the
+ * pass-through wrappers. */
 #define AG_REAL(name) ag_real_call_##name
 #define AG_REAL_RAW(name) ((ag_pfn_##name)ag_real_get(AG_FN_##name))
 #include "g_real.h"

@@ -131,8 +131,8 @@ def main():
         h.append(f"typedef CUresult (*ag_pfn_{n})({params});\n")
     h.append("\n")
     c = [HEADER, '#include "hook/hook.h"\n#include "driver/real.h"\n#include "engine/engine.h"\n\n']
-    r = [HEADER, "/* Included by driver/real.h: AG_REAL(name) is ag_real_call_<name>, the real function\n"
-         " * between two time-stamp counter reads. */\n",
+    r = [HEADER, "/* Included by driver/real.h: AG_REAL(name) is ag_real_call_<name>, the real function,\n"
+         " * between two time-stamp counter reads inside a sampled wrapper (stats.h). */\n",
          "#ifndef AG_G_REAL_H\n#define AG_G_REAL_H\n\n#include \"stats.h\"\n\n"]
     table = []
     for n in names:
@@ -152,15 +152,19 @@ def main():
             # a host function's call goes to the driver as it is (hook/callback.c);
             # depth says the thread is inside the library (stats.h: exit must not call the driver)
             c.append(f"{head}\tstruct ag_stats_block *ag_b = ag_stats_block();\n"
-                     f"\tuint64_t ag_t0 = __rdtsc(), ag_d0 = ag_b->ticks[AG_T_DRIVER];\n"
+                     f"\tstruct ag_stats_clock ag_clock;\n\tag_stats_clock_in(ag_b, &ag_clock);\n"
                      f"\tag_stats_bump(&ag_b->calls[AG_FN_{n}][{door}], 1);\n\tCUresult ag_rc;\n\tag_b->depth++;\n"
                      f"\tif (__builtin_expect(ag_hook_in_host_fn(), 0))\n"
                      f"\t\tag_rc = AG_REAL({n})({', '.join(pnames)});\n\telse {{\n"
                      f"\t\t{text.replace('return ', 'ag_rc = ', 1).replace(chr(10) + chr(9), chr(10) + chr(9) * 2)}\n\t}}\n"
-                     f"\tag_b->depth--;\n\tag_stats_self(ag_b, ag_t0, ag_d0);\n\treturn ag_rc;\n}}\n\n")
+                     f"\tag_b->depth--;\n\tag_stats_clock_out(ag_b, &ag_clock);\n\treturn ag_rc;\n}}\n\n")
+        # the clock is read around the call only inside a sampled wrapper
+        args = ", ".join(pnames)
         r.append(f"static inline CUresult ag_real_call_{n}({plist})\n{{\n"
+                 f"\tag_pfn_{n} ag_fn = (ag_pfn_{n})ag_real_get(AG_FN_{n});\n"
+                 f"\tif (!ag_stats_timing())\n\t\treturn ag_fn({args});\n"
                  f"\tuint64_t ag_t = __rdtsc();\n"
-                 f"\tCUresult ag_rc = ((ag_pfn_{n})ag_real_get(AG_FN_{n}))({', '.join(pnames)});\n"
+                 f"\tCUresult ag_rc = ag_fn({args});\n"
                  f"\tag_stats_driver_time({driver_kind(n, stat)}, __rdtsc() - ag_t);\n"
                  f"\treturn ag_rc;\n}}\n\n")
         wrappers = ", ".join("(void *)" + f.format(n=n) for _, f, _ in DOORS)
