@@ -42,7 +42,8 @@ void *ag_real_dlvsym(void *handle, const char *name, const char *version)
     return dlvsym(handle, name, version);
 }
 
-static struct ag_stats_block block;
+static struct ag_stats_block block; /* never sampled: no driver call is timed */
+uint64_t ag_stats_stamp;
 __thread struct ag_stats_block *ag_stats_tls __attribute__((tls_model("initial-exec"))) = &block;
 
 struct ag_stats_block *ag_stats_block_new(void)
