@@ -424,6 +424,17 @@ PY
     gt "ops_replayed observed throughout" "$(st ops_replayed)" "$first"
 }
 
+@test "a step longer than AUTOGRAPH_IDLE_OPS is learned in a window after its pause" {
+    # Three synchronized segments of 40 launches (iteration i's first kernel has i % 3 extra
+    # blocks): no segment comes again within 100 operations, so the stream pauses once, for
+    # 400. The segments counted before the pause are still counted after it: the next window
+    # sees one of them again, and the step is learned and replayed, with no second pause.
+    both AUTOGRAPH_IDLE_OPS=100 -- --kernels 40 --variants 3 --iters 300
+    assert_equal "idle_pauses=$(st idle_pauses)" "idle_pauses=1"
+    assert_equal "ops_unobserved=$(st ops_unobserved)" "ops_unobserved=400"
+    gt ops_replayed "$(st ops_replayed)" 11000
+}
+
 @test "AUTOGRAPH_REPORT counts the operations of a paused stream, and the kernels' launches" {
     run env AUTOGRAPH_REPORT="$T/r.json" LD_PRELOAD="$LIB" "$ENG" --variants 4096 --iters 3000 --kernels 8
     assert_success
